@@ -1,0 +1,228 @@
+"""Typed loader for HERMES_HOME/config.yaml (SPEC §9).
+
+This is the one place configuration is read. It is plain Python (no Django) so the agent
+loop, the terminal chat and the Django settings all share it. Validation errors name the
+offending key so a person can fix their file without reading a traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "model": {
+        "base_url": "",
+        "api_key_env": "OPENAI_API_KEY",
+        "name": "",
+        "context_window": 0,
+        "timeout": 60.0,
+        "max_retries": 2,
+    },
+    "memory": {
+        "memory_enabled": True,
+        "user_profile_enabled": True,
+        "nudge_interval": 10,
+        "flush_min_turns": 6,
+        "memory_char_limit": 2200,
+        "user_char_limit": 1375,
+        "write_approval": False,
+        "provider": "",
+    },
+    "skills": {"creation_nudge_interval": 10, "disabled": [], "write_approval": False},
+    "compression": {"enabled": True, "threshold": 0.5, "protect_first_n": 3},
+    "review": {"max_iterations": 8, "model": ""},
+    "agent": {"max_iterations": 60, "max_message_chars": 100_000},
+}
+
+# Per-key validators: (type, check, human description of what is allowed).
+_NonNegInt = (int, lambda v: v >= 0, "a whole number >= 0")
+_PosInt = (int, lambda v: v > 0, "a whole number > 0")
+_Bool = (bool, lambda v: True, "true or false")
+_Str = (str, lambda v: True, "a string")
+_SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
+    "model": {
+        "base_url": _Str,
+        "api_key_env": _Str,
+        "name": _Str,
+        "context_window": _NonNegInt,
+        "timeout": (float, lambda v: 0 < v <= 3600, "a number of seconds between 0 and 3600"),
+        "max_retries": (int, lambda v: 0 <= v <= 10, "a whole number from 0 to 10"),
+    },
+    "memory": {
+        "memory_enabled": _Bool,
+        "user_profile_enabled": _Bool,
+        "nudge_interval": _NonNegInt,
+        "flush_min_turns": _NonNegInt,
+        "memory_char_limit": _PosInt,
+        "user_char_limit": _PosInt,
+        "write_approval": _Bool,
+        "provider": (str, lambda v: v in ("", "session_recall"), '"" or "session_recall"'),
+    },
+    "skills": {
+        "creation_nudge_interval": _NonNegInt,
+        "disabled": (list, lambda v: all(isinstance(x, str) for x in v), "a list of skill names"),
+        "write_approval": _Bool,
+    },
+    "compression": {
+        "enabled": _Bool,
+        "threshold": (float, lambda v: 0 < v <= 1, "a number between 0 and 1"),
+        "protect_first_n": _NonNegInt,
+    },
+    "review": {"max_iterations": (int, lambda v: 1 <= v <= 50, "a whole number from 1 to 50"), "model": _Str},
+    "agent": {"max_iterations": _PosInt, "max_message_chars": _PosInt},
+}
+
+
+class ConfigError(Exception):
+    """A config.yaml value is wrong; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    data: dict[str, dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, section: str, key: str) -> Any:
+        return self.data[section][key]
+
+    @property
+    def model_name(self) -> str:
+        return os.environ.get("HERMES_MODEL") or str(self.data["model"]["name"])
+
+    @property
+    def base_url(self) -> str:
+        return os.environ.get("OPENAI_BASE_URL") or str(self.data["model"]["base_url"])
+
+    @property
+    def api_key(self) -> str:
+        env_name = str(self.data["model"]["api_key_env"]) or "OPENAI_API_KEY"
+        return os.environ.get(env_name) or os.environ.get("OPENAI_API_KEY", "")
+
+    @property
+    def review_model(self) -> str:
+        return str(self.data["review"]["model"]) or self.model_name
+
+    @property
+    def context_window(self) -> int:
+        configured = int(self.data["model"]["context_window"])
+        return configured or DEFAULT_CONTEXT_WINDOW
+
+    @property
+    def memories_dir(self) -> Path:
+        return self.home / "memories"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.home / "skills"
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / "config.yaml"
+
+
+def hermes_home() -> Path:
+    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+
+
+def _coerce(section: str, key: str, value: Any) -> Any:
+    typ, check, desc = _SCHEMA[section][key]
+    if typ is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if typ is int and isinstance(value, bool):
+        raise ConfigError(f"config.yaml: {section}.{key} must be {desc}, got {value!r}")
+    if not isinstance(value, typ):
+        raise ConfigError(f"config.yaml: {section}.{key} must be {desc}, got {value!r}")
+    if not check(value):
+        raise ConfigError(f"config.yaml: {section}.{key} must be {desc}, got {value!r}")
+    return value
+
+
+def validate(raw: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Merge `raw` over the defaults; raise ConfigError naming the first bad key."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError("config.yaml: the top level must be a mapping of sections")
+    data = copy.deepcopy(DEFAULTS)
+    warnings: list[str] = []
+    for section, values in raw.items():
+        if section not in DEFAULTS:
+            warnings.append(f"config.yaml: unknown section {section!r} ignored")
+            continue
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise ConfigError(f"config.yaml: {section} must be a mapping")
+        for key, value in values.items():
+            if key not in DEFAULTS[section]:
+                warnings.append(f"config.yaml: unknown key {section}.{key} ignored")
+                continue
+            data[section][key] = _coerce(section, key, value)
+    return data, warnings
+
+
+def dump_defaults() -> str:
+    return yaml.safe_dump(DEFAULTS, sort_keys=False, allow_unicode=True)
+
+
+def load(home: Path | None = None) -> Config:
+    home = home or hermes_home()
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "config.yaml"
+    if not path.exists():
+        path.write_text(
+            "# Hermes dashboard configuration. Keys you leave out take their defaults.\n"
+            + dump_defaults(),
+            encoding="utf-8",
+        )
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config.yaml is not valid YAML: {exc}") from exc
+    data, warnings = validate(raw)
+    for w in warnings:
+        log.warning(w)
+    return Config(home=home, data=data, warnings=warnings)
+
+
+def save(config: Config, data: dict[str, dict[str, Any]]) -> Config:
+    """Validate and write a whole configuration (used by the settings page)."""
+    validated, warnings = validate(data)
+    path = config.config_path
+    tmp = path.with_suffix(".yaml.tmp")
+    tmp.write_text(yaml.safe_dump(validated, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, path)
+    reset()
+    return get()
+
+
+_lock = threading.Lock()
+_current: Config | None = None
+
+
+def get() -> Config:
+    """The process-wide config, loaded once (re-read after `reset()`)."""
+    global _current
+    with _lock:
+        if _current is None or _current.home != hermes_home():
+            _current = load()
+        return _current
+
+
+def reset() -> None:
+    global _current
+    with _lock:
+        _current = None

@@ -1,0 +1,112 @@
+"""The tool registry: a dict of name -> Tool, and the one dispatcher every driver uses.
+
+Errors are data: whatever goes wrong inside a tool (bad JSON arguments, an unknown name, an
+exception) comes back as a JSON string `{"success": false, "error": ...}` that the model can
+act on. Nothing here knows about Django, Channels or the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# Tool results are capped so one runaway tool cannot blow the context window.
+MAX_RESULT_CHARS = 20_000
+
+
+@dataclass
+class ToolContext:
+    """Who is calling a tool, for provenance (change log) and per-turn state.
+
+    actor: "agent" (main loop), "review", "flush" or "user".
+    turn_state: reset by the runner at each turn (e.g. the memory tool's failure count).
+    """
+
+    actor: str = "agent"
+    session_id: str | None = None
+    review_id: int | None = None
+    message_id: int | None = None
+    turn_state: dict[str, Any] = field(default_factory=dict)
+    # Set for review runs when write approval is on: writes are staged, not applied.
+    stage_writes: dict[str, bool] = field(default_factory=dict)
+
+
+Handler = Callable[[dict[str, Any], ToolContext], str]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Handler
+    # Tools that only read may run in parallel with each other; writers run one at a time.
+    parallel_safe: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+def error_result(message: str, **extra: Any) -> str:
+    return json.dumps({"success": False, "error": message, **extra}, ensure_ascii=False)
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def subset(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry holding only `names` — the dispatcher refuses anything else."""
+        wanted = set(names)
+        return ToolRegistry(t for n, t in self._tools.items() if n in wanted)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self._tools.values()]
+
+    def dispatch(self, name: str, raw_arguments: str | dict[str, Any] | None, ctx: ToolContext) -> str:
+        tool = self._tools.get(name)
+        if tool is None:
+            allowed = ", ".join(sorted(self._tools)) or "none"
+            return error_result(f"Tool '{name}' is not available here. Available tools: {allowed}.")
+        if isinstance(raw_arguments, dict):
+            args = raw_arguments
+        else:
+            try:
+                args = json.loads(raw_arguments or "{}")
+            except json.JSONDecodeError as exc:
+                return error_result(
+                    f"The arguments for '{name}' are not valid JSON ({exc.msg} at position {exc.pos}). "
+                    "Send a JSON object matching the tool's schema."
+                )
+            if not isinstance(args, dict):
+                return error_result(f"The arguments for '{name}' must be a JSON object.")
+        try:
+            result = tool.handler(args, ctx)
+        except Exception as exc:  # a tool bug must reach the model as data, not kill the turn
+            log.exception("tool %s failed", name)
+            return error_result(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
+        if len(result) > MAX_RESULT_CHARS:
+            result = result[:MAX_RESULT_CHARS] + f"\n…[truncated: result was {len(result)} characters]"
+        return result

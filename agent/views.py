@@ -1,0 +1,8 @@
+"""Chat pages (the browser chat replaces this placeholder)."""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "home.html")

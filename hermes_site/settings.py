@@ -1,0 +1,116 @@
+"""Django settings. Everything user-facing comes from HERMES_HOME/config.yaml via agent.config."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from agent import config as hermes_config
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+try:
+    CONFIG = hermes_config.get()
+except hermes_config.ConfigError as exc:
+    # A wrong value stops start-up with one clear line naming the key, not a traceback.
+    sys.stderr.write(f"error: {exc}\n")
+    raise SystemExit(2) from None
+
+HERMES_HOME = CONFIG.home
+
+
+def _secret_key() -> str:
+    path = HERMES_HOME / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
+        path.chmod(0o600)
+    return path.read_text(encoding="utf-8").strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = os.environ.get("HERMES_DEBUG", "") == "1"
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "agent",
+    "knowledge",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "hermes_site.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+ASGI_APPLICATION = "hermes_site.asgi.application"
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("HERMES_DB") or HERMES_HOME / "dashboard.sqlite3",
+        "OPTIONS": {
+            # WAL lets the browser, the terminal chat and review threads read while one writes;
+            # the busy timeout makes contending writers wait instead of failing.
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
+        },
+        "TEST": {"NAME": os.environ.get("HERMES_TEST_DB") or None},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("HERMES_LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,56 @@
+"""Shared fixtures: a temporary HERMES_HOME, the scripted model server, fresh config.
+
+HERMES_HOME must be set before Django settings are imported, so it is chosen here at import
+time (one temp folder per pytest process); each test that touches files gets a clean copy of
+the memories/skills folders through the `home` fixture.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_SESSION_HOME = Path(tempfile.mkdtemp(prefix="hermes-test-home-"))
+os.environ["HERMES_HOME"] = str(_SESSION_HOME)
+for _var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
+    os.environ.pop(_var, None)
+
+from agent import config as hermes_config  # noqa: E402
+from tests.fakellm import ScriptedLLM  # noqa: E402
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A clean HERMES_HOME (same path for the whole process, emptied per test)."""
+    for child in ("memories", "skills", "config.yaml"):
+        p = _SESSION_HOME / child
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    hermes_config.reset()
+    yield _SESSION_HOME
+    hermes_config.reset()
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "config.yaml").write_text(text, encoding="utf-8")
+    hermes_config.reset()
+
+
+@pytest.fixture
+def llm(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
+    """A scripted OpenAI-compatible server on loopback, configured as the model."""
+    server = ScriptedLLM()
+    server.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("HERMES_MODEL", "scripted-model")
+    hermes_config.reset()
+    yield server
+    server.stop()
