@@ -87,7 +87,8 @@ DATABASES = {
             "transaction_mode": "IMMEDIATE",
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
         },
-        "TEST": {"NAME": os.environ.get("HERMES_TEST_DB") or None},
+        # A file (not :memory:) so review threads and subprocesses see the same test database.
+        "TEST": {"NAME": str(HERMES_HOME / "test_dashboard.sqlite3")},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from knowledge.provenance import Provenance
+
 log = logging.getLogger(__name__)
 
 # Tool results are capped so one runaway tool cannot blow the context window.
@@ -34,6 +36,13 @@ class ToolContext:
     turn_state: dict[str, Any] = field(default_factory=dict)
     # Set for review runs when write approval is on: writes are staged, not applied.
     stage_writes: dict[str, bool] = field(default_factory=dict)
+    # The running agent's model client (agent.llm.ChatClient), for tools that summarise.
+    llm: Any = None
+
+    def provenance(self) -> Provenance:
+        return Provenance(
+            actor=self.actor, session_id=self.session_id, review_id=self.review_id, message_id=self.message_id
+        )
 
 
 Handler = Callable[[dict[str, Any], ToolContext], str]
