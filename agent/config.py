@@ -184,8 +184,7 @@ def load(home: Path | None = None) -> Config:
     path = home / "config.yaml"
     if not path.exists():
         path.write_text(
-            "# Hermes dashboard configuration. Keys you leave out take their defaults.\n"
-            + dump_defaults(),
+            "# Hermes dashboard configuration. Keys you leave out take their defaults.\n" + dump_defaults(),
             encoding="utf-8",
         )
     try:

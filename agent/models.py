@@ -37,6 +37,11 @@ class ChatSession(models.Model):
     last_prompt_tokens = models.PositiveBigIntegerField(default=0)
     compression_count = models.PositiveIntegerField(default=0)
     last_compressed_at = models.DateTimeField(null=True, blank=True)
+    # After compression the live context is: system prompt, messages up to context_head_to,
+    # the summary, then messages after context_cut_to. The stored history keeps everything.
+    context_summary = models.TextField(blank=True, default="")
+    context_head_to = models.BigIntegerField(null=True, blank=True)
+    context_cut_to = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at"]

@@ -1,0 +1,52 @@
+"""The learning loop's two counters (SPEC §5, seed §20.2).
+
+Pure state: the runner feeds it turn starts, model calls, tool calls and turn ends, and
+persists the two numbers on the session row so a restart does not lose them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class NudgeCounters:
+    memory_interval: int
+    skill_interval: int
+    memory_available: bool
+    skill_available: bool
+    turns_since_memory: int = 0
+    iters_since_skill: int = 0
+    should_review_memory: bool = False
+    should_review_skills: bool = False
+
+    def turn_started(self) -> None:
+        # Three preconditions (seed §20.2.1): positive interval, tool registered, store present.
+        if self.memory_interval > 0 and self.memory_available:
+            self.turns_since_memory += 1
+            if self.turns_since_memory >= self.memory_interval:
+                self.should_review_memory = True
+                self.turns_since_memory = 0
+
+    def model_called(self) -> None:
+        # Every model call of the main loop counts, including the one giving the final answer.
+        if self.skill_interval > 0 and self.skill_available:
+            self.iters_since_skill += 1
+
+    def tool_called(self, name: str) -> None:
+        # Using the tool on its own is what the nudge asks for, so it short-circuits the count.
+        if name == "memory":
+            self.turns_since_memory = 0
+        elif name == "skill_manage":
+            self.iters_since_skill = 0
+
+    def turn_finished(self) -> None:
+        # Checked only once every tool call of the turn has finished.
+        if self.skill_interval > 0 and self.skill_available and self.iters_since_skill >= self.skill_interval:
+            self.should_review_skills = True
+            self.iters_since_skill = 0
+
+    def take_flags(self) -> tuple[bool, bool]:
+        flags = (self.should_review_memory, self.should_review_skills)
+        self.should_review_memory = self.should_review_skills = False
+        return flags

@@ -1,0 +1,305 @@
+"""One chat session's driver: load it, run turns through the loop, persist, learn.
+
+Both the browser consumer and the terminal command use `AgentSession`. It owns the live
+message list (system prompt first), saves every message as soon as it exists (so a crash or a
+model error loses nothing that was said), keeps the nudge counters on the session row, and
+after each completed turn hands the conversation to the background review.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import close_old_connections, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agent import config as hermes_config
+from agent.config import Config
+from agent.llm import ChatClient, LLMError, client_from_config
+from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
+from agent.models import ChatSession, Message
+from agent.nudge import NudgeCounters
+from agent.tools.registry import ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+TITLE_CHARS = 60
+
+
+@dataclass
+class TurnStarted:
+    user_message_id: int
+    text: str
+
+
+@dataclass
+class TurnSaved:
+    """Emitted after TurnDone/TurnError once everything of the turn is stored."""
+
+    session_id: str
+    review_spawned: bool
+    turns_until_memory_review: int | None
+    iters_until_skill_review: int | None
+
+
+RunnerEvent = Event | TurnStarted | TurnSaved
+ClientFactory = Callable[[Config, str | None], ModelClient]
+
+
+def default_client_factory(config: Config, model: str | None = None) -> ModelClient:
+    client: ChatClient = client_from_config(config, model)
+    return client
+
+
+class InputTooLarge(ValueError):
+    pass
+
+
+class AgentSession:
+    def __init__(
+        self,
+        session: ChatSession,
+        *,
+        config: Config | None = None,
+        registry: ToolRegistry | None = None,
+        client_factory: ClientFactory = default_client_factory,
+    ) -> None:
+        self.session = session
+        self.config = config or hermes_config.get()
+        if registry is None:
+            from agent.toolset import build_registry
+
+            registry = build_registry(self.config)
+        self.registry = registry
+        self.client_factory = client_factory
+        self._client: ModelClient | None = None
+        self.messages: list[dict[str, Any]] = self._load_messages()
+        self.counters = NudgeCounters(
+            memory_interval=int(self.config.get("memory", "nudge_interval")),
+            skill_interval=int(self.config.get("skills", "creation_nudge_interval")),
+            memory_available="memory" in self.registry,
+            skill_available="skill_manage" in self.registry,
+            turns_since_memory=session.turns_since_memory,
+            iters_since_skill=session.iters_since_skill,
+        )
+        self.interrupt = threading.Event()
+        self._turn_lock = threading.Lock()
+
+    # -- opening ------------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        *,
+        session_id: str | None = None,
+        name: str | None = None,
+        source: str = "cli",
+        **kwargs: Any,
+    ) -> AgentSession:
+        """Resume the session with this id or name, or create it (with its system prompt)."""
+        config: Config = kwargs.get("config") or hermes_config.get()
+        kwargs["config"] = config
+        session: ChatSession | None = None
+        if session_id:
+            session = ChatSession.objects.get(pk=session_id)
+        elif name:
+            session = ChatSession.objects.filter(name=name).first()
+        if session is None:
+            from knowledge.prompt import build_system_prompt
+
+            session = ChatSession.objects.create(
+                name=name or None,
+                title=name or "",
+                source=source,
+                model=config.model_name,
+                system_prompt=build_system_prompt(config),
+            )
+        return cls(session, **kwargs)
+
+    def _load_messages(self) -> list[dict[str, Any]]:
+        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.session.system_prompt}]
+        stored = Message.objects.filter(session=self.session, id__gt=self.session.context_cut_to or 0)
+        if self.session.context_summary:
+            head = list(Message.objects.filter(session=self.session, id__lte=self.session.context_head_to or 0))
+            msgs.extend(m.to_api() for m in head)
+            msgs.append({"role": "user", "content": self.session.context_summary})
+        msgs.extend(m.to_api() for m in stored)
+        return msgs
+
+    @property
+    def client(self) -> ModelClient:
+        if self._client is None:
+            self._client = self.client_factory(self.config, None)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- turns --------------------------------------------------------------------------------
+    def user_turn_count(self) -> int:
+        return int(self.session.user_turn_count)
+
+    def run_turn(self, user_text: str, interrupt: threading.Event | None = None) -> Iterator[RunnerEvent]:
+        limit = int(self.config.get("agent", "max_message_chars"))
+        if len(user_text) > limit:
+            raise InputTooLarge(
+                f"The message is {len(user_text):,} characters; the limit is {limit:,}. Nothing was sent."
+            )
+        if not user_text.strip():
+            raise InputTooLarge("The message is empty. Nothing was sent.")
+        with self._turn_lock:
+            self.interrupt = interrupt or threading.Event()
+            yield from self._run_turn_locked(user_text)
+
+    def _model_text(self, user_text: str) -> str:
+        """What the model sees for this user message (a /skill invocation is expanded)."""
+        from agent.slash import expand_slash
+        from knowledge.skills import SkillStore
+
+        invocation = expand_slash(user_text, SkillStore(self.config))
+        return invocation.model_text if invocation is not None else user_text
+
+    def _run_turn_locked(self, user_text: str) -> Iterator[RunnerEvent]:
+        self.counters.turn_started()
+        # The stored message is what the user typed; the model gets the expanded text.
+        user_msg = self._store(
+            {"role": "user", "content": user_text},
+            first_user=not ChatSession.objects.filter(pk=self.session.pk, messages__role="user").exists(),
+        )
+        self.messages.append({"role": "user", "content": self._model_text(user_text)})
+        self._bump(user_turn_count=1)
+        yield TurnStarted(user_msg.pk, user_text)
+        ctx = ToolContext(actor="agent", session_id=self.session.pk, turn_state={}, llm=self.client)
+        loop = AgentLoop(
+            client=self.client,
+            registry=self.registry,
+            ctx=ctx,
+            max_iterations=int(self.config.get("agent", "max_iterations")),
+        )
+        final: TurnDone | None = None
+        for event in loop.run(self.messages, self.interrupt):
+            if isinstance(event, ModelCalled):
+                self.counters.model_called()
+                self._record_usage(event)
+                if event.message.get("content") or event.message.get("tool_calls"):
+                    self._store(event.message, finish_reason=event.finish_reason, tokens=event.usage.completion_tokens)
+            elif isinstance(event, ToolFinished):
+                self.counters.tool_called(event.name)
+                self._store(event.message, tool_name=event.name)
+            elif isinstance(event, TurnError):
+                if event.partial_text:
+                    self._store({"role": "assistant", "content": event.partial_text}, finish_reason="error")
+            elif isinstance(event, TurnDone):
+                final = event
+            yield event
+        self.counters.turn_finished()
+        mem_flag, skill_flag = self.counters.take_flags()
+        spawned = False
+        if final is not None and final.final_text and not final.interrupted and (mem_flag or skill_flag):
+            spawned = self._spawn_review(mem_flag, skill_flag)
+        self._save_counters()
+        yield TurnSaved(
+            session_id=self.session.pk,
+            review_spawned=spawned,
+            turns_until_memory_review=self._turns_until_memory(),
+            iters_until_skill_review=self._iters_until_skill(),
+        )
+
+    def _turns_until_memory(self) -> int | None:
+        c = self.counters
+        if c.memory_interval <= 0 or not c.memory_available:
+            return None
+        return c.memory_interval - c.turns_since_memory
+
+    def _iters_until_skill(self) -> int | None:
+        c = self.counters
+        if c.skill_interval <= 0 or not c.skill_available:
+            return None
+        return c.skill_interval - c.iters_since_skill
+
+    def _spawn_review(self, review_memory: bool, review_skills: bool) -> bool:
+        from agent.review import spawn_review
+
+        spawn_review(
+            session_id=self.session.pk,
+            snapshot=list(self.messages),
+            review_memory=review_memory,
+            review_skills=review_skills,
+            config=self.config,
+            registry=self.registry,
+            client_factory=self.client_factory,
+        )
+        return True
+
+    # -- persistence --------------------------------------------------------------------------
+    def _store(
+        self,
+        msg: dict[str, Any],
+        *,
+        finish_reason: str = "",
+        tokens: int = 0,
+        tool_name: str = "",
+        first_user: bool = False,
+    ) -> Message:
+        with transaction.atomic():
+            m = Message.objects.create(
+                session=self.session,
+                role=msg["role"],
+                content=msg.get("content") or "",
+                tool_calls=msg.get("tool_calls") or None,
+                tool_call_id=msg.get("tool_call_id", ""),
+                tool_name=tool_name,
+                finish_reason=finish_reason,
+                token_count=tokens,
+            )
+            updates: dict[str, Any] = {"message_count": F("message_count") + 1, "updated_at": timezone.now()}
+            if msg.get("tool_calls"):
+                updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
+            if first_user and not self.session.title:
+                title = " ".join(str(msg.get("content") or "").split())[:TITLE_CHARS] or "New chat"
+                updates["title"] = title
+                self.session.title = title
+            ChatSession.objects.filter(pk=self.session.pk).update(**updates)
+        return m
+
+    def _bump(self, **fields: int) -> None:
+        ChatSession.objects.filter(pk=self.session.pk).update(**{k: F(k) + v for k, v in fields.items()})
+        for k, v in fields.items():
+            setattr(self.session, k, getattr(self.session, k) + v)
+
+    def _record_usage(self, event: ModelCalled) -> None:
+        u = event.usage
+        ChatSession.objects.filter(pk=self.session.pk).update(
+            prompt_tokens=F("prompt_tokens") + u.prompt_tokens,
+            completion_tokens=F("completion_tokens") + u.completion_tokens,
+            last_prompt_tokens=u.prompt_tokens if u.reported else 0,
+        )
+        self.session.last_prompt_tokens = u.prompt_tokens if u.reported else 0
+
+    def _save_counters(self) -> None:
+        ChatSession.objects.filter(pk=self.session.pk).update(
+            turns_since_memory=self.counters.turns_since_memory,
+            iters_since_skill=self.counters.iters_since_skill,
+        )
+        self.session.turns_since_memory = self.counters.turns_since_memory
+        self.session.iters_since_skill = self.counters.iters_since_skill
+
+    # -- ending -------------------------------------------------------------------------------
+    def end(self, reason: str = "closed") -> None:
+        """End the session: memory flush (SPEC §5), mark it ended, release the client."""
+        try:
+            from agent.compression import flush_memory
+
+            flush_memory(self)
+        except LLMError as exc:
+            log.warning("memory flush at session end failed: %s", exc)
+        finally:
+            ChatSession.objects.filter(pk=self.session.pk).update(ended_at=timezone.now(), end_reason=reason)
+            self.close()
+            close_old_connections()

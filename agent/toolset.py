@@ -1,0 +1,19 @@
+"""The default tool registry for a configured agent (browser, terminal and review share it)."""
+
+from __future__ import annotations
+
+from agent.config import Config
+from agent.tools.registry import ToolRegistry
+
+
+def build_registry(config: Config) -> ToolRegistry:
+    from agent.tools import memory_tool, session_search, skill_tools
+
+    registry = ToolRegistry()
+    # A target switched off in config leaves the tool; with both off, the tool goes (SPEC §2).
+    if config.get("memory", "memory_enabled") or config.get("memory", "user_profile_enabled"):
+        registry.register(memory_tool.make_tool())
+    for tool in skill_tools.make_tools():
+        registry.register(tool)
+    registry.register(session_search.make_tool())
+    return registry
