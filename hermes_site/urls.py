@@ -1,7 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from hermes_site.access import login_view
+
 urlpatterns = [
+    path("login", login_view, name="login"),
     path("admin/", admin.site.urls),
     path("", include("agent.urls")),
 ]

@@ -54,3 +54,13 @@ def llm(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
     hermes_config.reset()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def auth_client(client, db):  # type: ignore[no-untyped-def]
+    """A Django test client logged in with the printed token, as a person would be."""
+    from hermes_site.access import login_token
+
+    resp = client.get(f"/login?token={login_token()}")
+    assert resp.status_code == 302
+    return client

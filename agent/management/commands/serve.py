@@ -1,0 +1,26 @@
+"""`python manage.py serve [--port N]` — start the dashboard on 127.0.0.1 with daphne."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+
+class Command(BaseCommand):
+    help = "Serve the dashboard (HTTP and websockets) on 127.0.0.1."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=int(os.environ.get("HERMES_PORT", "8765")))
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        from hermes_site.access import login_url
+
+        host, port = opts["host"], opts["port"]
+        self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
+        self.stdout.flush()
+        argv = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "hermes_site.asgi:application"]
+        os.execv(sys.executable, argv)

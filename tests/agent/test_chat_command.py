@@ -1,0 +1,91 @@
+"""The terminal chat, run as a real subprocess against the scripted model server."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from tests.cli import new_home
+from tests.fakellm import Reply, ScriptedLLM, last_user_text
+
+
+@pytest.fixture
+def server():
+    s = ScriptedLLM()
+    s.start()
+    s.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
+    yield s
+    s.stop()
+
+
+def _rows(home, sql, *args):
+    with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
+        return db.execute(sql, args).fetchall()
+
+
+def test_two_turns_then_resume_same_conversation_and_prompt(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    r = home.manage("chat", "--session", "demo", "-m", "hi", "-m", "again")
+    assert r.returncode == 0, r.stderr
+    assert "answer to hi" in r.stdout and "answer to again" in r.stdout
+    first, second = server.requests[0], server.requests[1]
+    assert [m["content"] for m in second["messages"][1:]] == ["hi", "answer to hi", "again"]
+    r2 = home.manage("chat", "--session", "demo", "-m", "third")
+    assert r2.returncode == 0, r2.stderr
+    assert "answer to third" in r2.stdout
+    third = server.requests[-1]
+    assert third["messages"][0] == first["messages"][0]  # the same stored system prompt, byte for byte
+    assert [m["content"] for m in third["messages"][1:]] == ["hi", "answer to hi", "again", "answer to again", "third"]
+    assert _rows(home, "select count(*) from agent_chatsession where name='demo'") == [(1,)]
+
+
+def test_no_model_configured_is_one_clear_line(tmp_path):
+    home = new_home(tmp_path)
+    r = home.manage("chat", "-m", "hello")
+    assert r.returncode != 0
+    assert "No model is configured" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert _rows(home, "select content from agent_message where role='user'") == [("hello",)]
+
+
+@pytest.mark.parametrize("failure", ["down", "http500", "timeout"])
+def test_model_failure_shows_one_error_line_keeps_message_and_next_turn_works(tmp_path, server, failure):
+    home = new_home(tmp_path, server.base_url)
+    (home.path / "config.yaml").write_text("model:\n  timeout: 1\n  max_retries: 1\n")
+    env = {}
+    if failure == "down":
+        env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
+    elif failure == "http500":
+        server.push(Reply(status=500, error_message="boom"), Reply(status=500, error_message="boom"))
+    else:
+        server.push(Reply(text="late", delay=3), Reply(text="late", delay=3))
+    r = home.manage("chat", "--session", "s", "-m", "remember this question", **env)
+    assert r.returncode == 1
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert _rows(home, "select content from agent_message where role='user'") == [("remember this question",)]
+    r2 = home.manage("chat", "--session", "s", "-m", "next")
+    assert r2.returncode == 0, r2.stderr
+    assert "answer to next" in r2.stdout
+    sent = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "user"]
+    assert sent == ["remember this question", "next"]
+
+
+def test_malformed_tool_call_json_is_returned_to_model_and_turn_completes(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    server.push(Reply(tool_calls=[{"name": "memory", "arguments": '{"target": "user", "action": '}]), Reply(text="fixed it"))
+    r = home.manage("chat", "-m", "save my name")
+    assert r.returncode == 0, r.stderr
+    assert "fixed it" in r.stdout
+    tool_msgs = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert "not valid JSON" in tool_msgs[0]["content"]
+    assert "Traceback" not in r.stderr
+
+
+def test_interactive_prompt_reads_lines_until_eof(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    r = home.manage("chat", "--session", "i", input="first line\nsecond line\n")
+    assert r.returncode == 0, r.stderr
+    assert "answer to first line" in r.stdout and "answer to second line" in r.stdout

@@ -1,0 +1,48 @@
+"""Run the real `manage.py` in a subprocess against its own HERMES_HOME (a fresh database)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class CLIHome:
+    path: Path
+    base_url: str = ""
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL")}
+        env.pop("HERMES_DB", None)
+        env.update({"HERMES_HOME": str(self.path), "PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "hermes_site.settings"})
+        if self.base_url:
+            env.update({"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "scripted-model"})
+        env.update(extra)
+        return env
+
+    def manage(self, *args: str, timeout: float = 120, input: str | None = None, **env: str):
+        return subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            cwd=ROOT,
+            env=self.env(**env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+        )
+
+    def migrate(self) -> None:
+        r = self.manage("migrate", "--noinput")
+        assert r.returncode == 0, r.stderr
+
+
+def new_home(tmp_path: Path, base_url: str = "") -> CLIHome:
+    home = CLIHome(tmp_path / "hermes-home", base_url)
+    home.path.mkdir(parents=True, exist_ok=True)
+    home.migrate()
+    return home
