@@ -6,5 +6,6 @@ from hermes_site.access import login_view
 urlpatterns = [
     path("login", login_view, name="login"),
     path("admin/", admin.site.urls),
+    path("", include("knowledge.urls")),
     path("", include("agent.urls")),
 ]
