@@ -24,6 +24,7 @@ from agent.llm import ChatClient, LLMError, client_from_config
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
 from agent.models import ChatSession, Message
 from agent.nudge import NudgeCounters
+from agent.providers import ProviderManager, inject_context
 from agent.tools.registry import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ class AgentSession:
             turns_since_memory=session.turns_since_memory,
             iters_since_skill=session.iters_since_skill,
         )
+        self.providers = ProviderManager.from_config(str(self.config.get("memory", "provider")), session.pk)
         self.interrupt = threading.Event()
         self._turn_lock = threading.Lock()
 
@@ -176,11 +178,15 @@ class AgentSession:
         self._bump(user_turn_count=1)
         yield TurnStarted(user_msg.pk, user_text)
         ctx = ToolContext(actor="agent", session_id=self.session.pk, turn_state={}, llm=self.client)
+        # Providers see the ORIGINAL user text; their context goes into the API copy only.
+        recalled = self.providers.prefetch_all(user_text)
         loop = AgentLoop(
             client=self.client,
             registry=self.registry,
             ctx=ctx,
             max_iterations=int(self.config.get("agent", "max_iterations")),
+            api_view=lambda msgs: inject_context(msgs, recalled),
+            before_call=self._maybe_compress,
         )
         final: TurnDone | None = None
         for event in loop.run(self.messages, self.interrupt):
@@ -201,7 +207,11 @@ class AgentSession:
         self.counters.turn_finished()
         mem_flag, skill_flag = self.counters.take_flags()
         spawned = False
-        if final is not None and final.final_text and not final.interrupted and (mem_flag or skill_flag):
+        completed = final is not None and bool(final.final_text) and not final.interrupted
+        if completed and final is not None:
+            self.providers.sync_all(user_text, final.final_text)
+            self.providers.queue_prefetch_all(user_text)
+        if completed and (mem_flag or skill_flag):
             spawned = self._spawn_review(mem_flag, skill_flag)
         self._save_counters()
         yield TurnSaved(
@@ -210,6 +220,12 @@ class AgentSession:
             turns_until_memory_review=self._turns_until_memory(),
             iters_until_skill_review=self._iters_until_skill(),
         )
+
+    def _maybe_compress(self, messages: list[dict[str, Any]]) -> None:
+        from agent.compression import compress, needs_compression
+
+        if needs_compression(self):
+            compress(self)
 
     def _turns_until_memory(self) -> int | None:
         c = self.counters
@@ -297,9 +313,11 @@ class AgentSession:
             from agent.compression import flush_memory
 
             flush_memory(self)
+            self.providers.on_session_end_all(self.messages)
         except LLMError as exc:
             log.warning("memory flush at session end failed: %s", exc)
         finally:
+            self.providers.shutdown_all()
             ChatSession.objects.filter(pk=self.session.pk).update(ended_at=timezone.now(), end_reason=reason)
             self.close()
             close_old_connections()
