@@ -1,0 +1,47 @@
+"""Scripting helpers for the learning-loop tests: recognise review and flush requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.compression import FLUSH_MESSAGE
+from agent.review import COMBINED_REVIEW_PROMPT, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT
+from tests.fakellm import Reply, ScriptedLLM
+
+REVIEW_PROMPTS = {MEMORY_REVIEW_PROMPT: "memory", SKILL_REVIEW_PROMPT: "skill", COMBINED_REVIEW_PROMPT: "combined"}
+
+
+def review_kind(body: dict[str, Any]) -> str | None:
+    for m in body.get("messages", []):
+        if m.get("role") == "user" and m.get("content") in REVIEW_PROMPTS:
+            return REVIEW_PROMPTS[m["content"]]
+    return None
+
+
+def is_review_start(body: dict[str, Any]) -> bool:
+    return review_kind(body) is not None and body["messages"][-1]["role"] == "user"
+
+
+def is_review_followup(body: dict[str, Any]) -> bool:
+    return review_kind(body) is not None and body["messages"][-1]["role"] == "tool"
+
+
+def is_flush(body: dict[str, Any]) -> bool:
+    return any(m.get("role") == "user" and m.get("content") == FLUSH_MESSAGE for m in body.get("messages", []))
+
+
+def script_review(server: ScriptedLLM, calls: list[dict[str, Any]], *, delay: float = 0.0) -> None:
+    """Reviews answer with `calls`, then finish with a short text."""
+    server.when(is_review_start, Reply(tool_calls=calls, delay=delay))
+    server.when(is_review_followup, Reply(text="Saved."))
+
+
+def review_starts(server: ScriptedLLM) -> list[dict[str, Any]]:
+    return [b for b in server.chat_requests() if is_review_start(b)]
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m.get("role") == "user"]
+
+
+SAVE_USER_PREF = {"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Prefers Debian base images"}}
