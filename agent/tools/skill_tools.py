@@ -1,0 +1,264 @@
+"""The skill tools (SPEC §3): skills_list, skill_view, skill_manage.
+
+Thin adapters over knowledge.skills.SkillStore: argument checking, the exact result shapes the
+model sees, and staging of review writes when skills.write_approval is on. Every failure comes
+back as {"success": false, "error": ...} so the model can correct itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agent import config as hermes_config
+from agent.tools.registry import Tool, ToolContext, error_result
+from knowledge.models import PendingWrite
+from knowledge.provenance import Provenance
+from knowledge.skill_format import SkillError, check_name, validate_skill_md
+from knowledge.skills import SkillStore
+
+Action = Callable[[SkillStore, dict[str, Any], Provenance], Path]
+
+
+def _store() -> SkillStore:
+    # A fresh store per call: it reads the current config (e.g. skills.disabled changed in the UI).
+    return SkillStore(hermes_config.get())
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+# ----- skills_list / skill_view ---------------------------------------------------------------
+
+
+def _skills_list(args: dict[str, Any], ctx: ToolContext) -> str:
+    category = args.get("category") or None
+    if category is not None and not isinstance(category, str):
+        return error_result("category must be a string.")
+    usable = _store().available()
+    categories = sorted({s.category for s in usable if s.category})
+    shown = [s for s in usable if category is None or s.category == category]
+    return _dumps(
+        {
+            "skills": [{"name": s.name, "description": s.description, "category": s.category} for s in shown],
+            "categories": categories,
+            "count": len(shown),
+        }
+    )
+
+
+def _skill_view(args: dict[str, Any], ctx: ToolContext) -> str:
+    name = args.get("name")
+    file_path = args.get("file_path") or None
+    store = _store()
+    try:
+        info = store.get(check_name(name))
+        if not info.enabled:
+            return error_result(f"Skill '{info.name}' is disabled.")
+        if info.broken:
+            return error_result(f"Skill '{info.name}' is broken and cannot be used: {info.error}")
+        content = store.read(info.name, file_path)
+        files = [] if file_path else store.files(info.name)
+    except SkillError as exc:
+        return error_result(str(exc))
+    store.record_view(info.name)
+    if file_path:
+        return _dumps({"success": True, "name": info.name, "file_path": file_path, "content": content})
+    return _dumps(
+        {
+            "success": True,
+            "name": info.name,
+            "category": info.category,
+            "path": str(info.path),
+            "content": content,
+            "linked_files": files,
+        }
+    )
+
+
+# ----- skill_manage ---------------------------------------------------------------------------
+
+
+def _text(a: dict[str, Any], key: str) -> str:
+    value = a.get(key)
+    if not isinstance(value, str):
+        raise SkillError(f"'{key}' is required for {a.get('action')} and must be a string.")
+    return value
+
+
+def _create(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.create(a["name"], _text(a, "content"), category=a.get("category") or "", prov=prov)
+
+
+def _edit(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.edit(a["name"], _text(a, "content"), prov=prov)
+
+
+def _patch(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.patch(
+        a["name"],
+        _text(a, "old_string"),
+        _text(a, "new_string"),
+        file_path=a.get("file_path") or None,
+        replace_all=bool(a.get("replace_all")),
+        prov=prov,
+    )
+
+
+def _write_file(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.write_file(a["name"], _text(a, "file_path"), _text(a, "file_content"), prov=prov)
+
+
+def _remove_file(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.remove_file(a["name"], _text(a, "file_path"), prov=prov)
+
+
+def _delete(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.delete(a["name"], prov=prov)
+
+
+def _disable(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.disable(a["name"], prov=prov)
+
+
+def _enable(store: SkillStore, a: dict[str, Any], prov: Provenance) -> Path:
+    return store.enable(a["name"], prov=prov)
+
+
+# action -> (store call, past-tense verb for the result message)
+ACTIONS: dict[str, tuple[Action, str]] = {
+    "create": (_create, "created"),
+    "edit": (_edit, "updated"),
+    "patch": (_patch, "updated"),
+    "write_file": (_write_file, "updated"),
+    "remove_file": (_remove_file, "updated"),
+    "delete": (_delete, "deleted"),
+    "disable": (_disable, "disabled"),
+    "enable": (_enable, "enabled"),
+}
+
+
+def _precheck(store: SkillStore, args: dict[str, Any]) -> tuple[str, str]:
+    """Checks shared by applying and staging; returns (action, name) or raises SkillError."""
+    action = args.get("action")
+    if not isinstance(action, str) or action not in ACTIONS:
+        raise SkillError(f"Unknown action {action!r}. Use one of: {', '.join(ACTIONS)}.")
+    name = check_name(args.get("name"))
+    if action == "create":
+        validate_skill_md(_text(args, "content"), name)
+        return action, name
+    info = store.get(name)
+    if not info.enabled and action != "enable":
+        raise SkillError(f"Skill '{name}' is disabled; enable it before changing it.")
+    if action == "edit":
+        validate_skill_md(_text(args, "content"), name)
+    return action, name
+
+
+def run_action(args: dict[str, Any], prov: Provenance, store: SkillStore | None = None) -> str:
+    """Apply one skill_manage call through the store; returns the tool's JSON result."""
+    store = store or _store()
+    try:
+        action, name = _precheck(store, args)
+        fn, verb = ACTIONS[action]
+        path = fn(store, {**args, "name": name}, prov)
+    except SkillError as exc:
+        return error_result(str(exc))
+    return _dumps({"success": True, "changed": True, "message": f"Skill '{name}' {verb}", "path": str(path)})
+
+
+def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
+    if not ctx.stage_writes.get("skills"):
+        return run_action(args, ctx.provenance())
+    try:
+        action, name = _precheck(_store(), args)
+    except SkillError as exc:
+        return error_result(str(exc))
+    PendingWrite.objects.create(
+        kind="skill",
+        tool_name="skill_manage",
+        arguments=args,
+        session_id=ctx.session_id,
+        review_id=ctx.review_id,
+    )
+    verb = ACTIONS[action][1]
+    return _dumps(
+        {"success": True, "changed": True, "pending": True, "message": f"Skill '{name}' {verb} awaiting approval"}
+    )
+
+
+def apply_pending(pending: PendingWrite, prov: Provenance) -> str:
+    """Apply an approved staged skill_manage call; returns its JSON result (the caller sets status)."""
+    return run_action(dict(pending.arguments), prov)
+
+
+# ----- schemas --------------------------------------------------------------------------------
+
+_SKILLS_LIST_PARAMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {"category": {"type": "string", "description": "Only skills in this category."}},
+}
+_SKILL_VIEW_PARAMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "The skill's name."},
+        "file_path": {
+            "type": "string",
+            "description": "A supporting file to read instead of SKILL.md, e.g. references/api.md.",
+        },
+    },
+    "required": ["name"],
+}
+_SKILL_MANAGE_PARAMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": list(ACTIONS)},
+        "name": {"type": "string", "description": "Skill name: lowercase letters, digits, '.', '_', '-'."},
+        "content": {
+            "type": "string",
+            "description": "create/edit: the whole SKILL.md (YAML frontmatter with name and description, "
+            "then the Markdown body).",
+        },
+        "old_string": {"type": "string", "description": "patch: the exact text to replace (unique)."},
+        "new_string": {"type": "string", "description": "patch: the replacement text."},
+        "replace_all": {"type": "boolean", "description": "patch: replace every occurrence."},
+        "category": {"type": "string", "description": "create: optional category folder."},
+        "file_path": {
+            "type": "string",
+            "description": "patch/write_file/remove_file: a file under references/, templates/, scripts/ "
+            "or assets/ (patch defaults to SKILL.md).",
+        },
+        "file_content": {"type": "string", "description": "write_file: the file's full content."},
+    },
+    "required": ["action", "name"],
+}
+
+
+def make_tools() -> list[Tool]:
+    return [
+        Tool(
+            name="skills_list",
+            description="List the available skills (name, description, category), optionally for one category.",
+            parameters=_SKILLS_LIST_PARAMS,
+            handler=_skills_list,
+            parallel_safe=True,
+        ),
+        Tool(
+            name="skill_view",
+            description="Load a skill: its full SKILL.md and the list of its supporting files, or one "
+            "supporting file when file_path is given. Load a matching skill before acting.",
+            parameters=_SKILL_VIEW_PARAMS,
+            handler=_skill_view,
+            parallel_safe=True,
+        ),
+        Tool(
+            name="skill_manage",
+            description="Create, edit, patch, delete, enable or disable a skill, or write/remove one of its "
+            "supporting files. Save a reusable procedure as a skill; patch a skill that proved wrong.",
+            parameters=_SKILL_MANAGE_PARAMS,
+            handler=_skill_manage,
+        ),
+    ]

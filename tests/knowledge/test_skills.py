@@ -1,0 +1,430 @@
+"""SkillStore and the SKILL.md format (SPEC §3, §7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agent import config as hermes_config
+from knowledge import changelog
+from knowledge.models import KnowledgeChange, SkillUsage
+from knowledge.provenance import Provenance
+from knowledge.skill_format import SkillError, SkillFormatError, parse_skill_md, render_skill_md, validate_skill_md
+from knowledge.skills import INDEX_INSTRUCTION, SkillStore, render_index
+from tests.conftest import write_config
+
+
+def skill_md(
+    name: str, description: str = "Does the thing", body: str = "# Steps\n1. Do it.\n", extra: str = ""
+) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n{body}"
+
+
+@pytest.fixture
+def store(home: Path) -> SkillStore:
+    return SkillStore(hermes_config.get())
+
+
+# ----- format validation -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("# no frontmatter\n", "must start with YAML frontmatter"),
+        ("---\nname: a\ndescription: b\n\nbody without closing\n", "no closing '---'"),
+        ("---\ndescription: d\n---\nbody\n", "frontmatter: 'name' is required"),
+        ("---\n---\nbody\n", "frontmatter: 'name' is required"),
+        ("---\nname: 12\ndescription: d\n---\nbody\n", "'name' must be a string"),
+        ("---\nname: " + "a" * 65 + "\ndescription: d\n---\nbody\n", "'name' is 65 characters; the limit is 64"),
+        ("---\nname: Bad_Name\ndescription: d\n---\nbody\n", "must match ^[a-z0-9][a-z0-9._-]*$"),
+        ("---\nname: -lead\ndescription: d\n---\nbody\n", "must match"),
+        ("---\nname: a b\ndescription: d\n---\nbody\n", "must match"),
+        ("---\nname: ok\n---\nbody\n", "frontmatter: 'description' is required"),
+        ("---\nname: ok\ndescription: [1, 2]\n---\nbody\n", "'description' must be a string"),
+        ("---\nname: ok\ndescription: '   '\n---\nbody\n", "'description' must not be empty"),
+        ("---\nname: ok\ndescription: " + "d" * 1025 + "\n---\nbody\n", "'description' is 1025 characters"),
+        ("---\nname: ok\ndescription: d\n---\n\n   \n", "body is empty"),
+        ("---\nname: ok\ndescription: d\ntags: web\n---\nbody\n", "'tags' must be a list of strings"),
+        ("---\nname: ok\ndescription: d\nrelated_skills: [1]\n---\nbody\n", "'related_skills' must be a list"),
+        ("---\nname: ok\ndescription: d\nmetadata: [x]\n---\nbody\n", "'metadata' must be a mapping"),
+        ("---\nname: ok\ndescription: d\nlicense: [x]\n---\nbody\n", "'license' must be a string"),
+        ("---\nname: ok\ndescription: d\nversion: [1]\n---\nbody\n", "'version' must be a string or a number"),
+        ("---\n- just\n- a list\n---\nbody\n", "must be a YAML mapping"),
+    ],
+)
+def test_invalid_skill_md_is_refused_with_a_clear_message(text: str, error: str) -> None:
+    with pytest.raises(SkillFormatError) as exc:
+        parse_skill_md(text)
+    assert error in str(exc.value)
+
+
+def test_yaml_error_names_the_file_line() -> None:
+    text = "---\nname: ok\ndescription: [unclosed\ntags: x\n---\nbody\n"
+    with pytest.raises(SkillFormatError) as exc:
+        parse_skill_md(text)
+    assert str(exc.value).startswith("YAML error on line ")
+    # the bad flow sequence starts on line 3 of the file; PyYAML reports where it gave up
+    line = int(str(exc.value).split("line ")[1].split(":")[0])
+    assert 3 <= line <= 5
+
+
+def test_skill_md_over_100k_chars_is_refused() -> None:
+    text = skill_md("big", body="x" * 100_001)
+    with pytest.raises(SkillFormatError, match="limit is 100,000"):
+        parse_skill_md(text)
+
+
+def test_valid_skill_md_parses_all_optional_fields() -> None:
+    text = skill_md(
+        "docker-debug",
+        extra="version: 1.2\nlicense: MIT\ntags: [docker, ops]\nrelated_skills: [k8s]\nmetadata: {team: a}\n",
+    )
+    parsed = parse_skill_md(text)
+    assert parsed.name == "docker-debug"
+    assert parsed.tags == ["docker", "ops"]
+    assert parsed.frontmatter["metadata"] == {"team": "a"}
+    assert parsed.body.strip() == "# Steps\n1. Do it."
+
+
+def test_frontmatter_name_must_equal_skill_name() -> None:
+    with pytest.raises(SkillFormatError, match="must be equal"):
+        validate_skill_md(skill_md("other"), "mine")
+
+
+def test_render_round_trips() -> None:
+    text = render_skill_md({"tags": ["a"], "description": "Multi: colon", "name": "r"}, "Body here")
+    assert text.startswith("---\nname: r\ndescription:")
+    assert yaml.safe_load(text.split("---")[1]) == {"name": "r", "description": "Multi: colon", "tags": ["a"]}
+    assert parse_skill_md(text).body.strip() == "Body here"
+
+
+# ----- create / edit / patch ---------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_create_writes_skill_and_records_change(store: SkillStore, home: Path) -> None:
+    path = store.create("deploy", skill_md("deploy"), category="ops", prov=Provenance(actor="review"))
+    assert path == home / "skills" / "ops" / "deploy" / "SKILL.md"
+    assert path.read_text() == skill_md("deploy")
+    assert [(s.name, s.category, s.enabled, s.error) for s in store.list()] == [("deploy", "ops", True, "")]
+    change = KnowledgeChange.objects.get()
+    assert (change.kind, change.target, change.action, change.actor) == ("skill", "deploy", "create", "review")
+    assert change.path == "ops/deploy/SKILL.md"
+    assert (change.before, change.after, change.existed_before, change.exists_after) == (
+        "",
+        skill_md("deploy"),
+        False,
+        True,
+    )
+    assert SkillUsage.objects.get(name="deploy").created_by == "review"
+    # atomic write leaves no temp files behind
+    assert sorted(p.name for p in path.parent.iterdir()) == ["SKILL.md"]
+
+
+@pytest.mark.django_db
+def test_create_name_is_unique_across_categories(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"), category="ops")
+    with pytest.raises(SkillError, match="already exists in category 'ops'"):
+        store.create("deploy", skill_md("deploy"))
+    with pytest.raises(SkillError, match="already exists"):
+        store.create("deploy", skill_md("deploy"), category="web")
+    assert len(store.list()) == 1
+
+
+@pytest.mark.django_db
+def test_create_refuses_invalid_content_and_writes_nothing(store: SkillStore, home: Path) -> None:
+    with pytest.raises(SkillFormatError, match="must be equal"):
+        store.create("deploy", skill_md("other"))
+    with pytest.raises(SkillFormatError, match="'description' is required"):
+        store.create("deploy", "---\nname: deploy\n---\nbody\n")
+    assert not (home / "skills" / "deploy").exists()
+    assert KnowledgeChange.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_create_refuses_a_category_that_is_a_skill(store: SkillStore) -> None:
+    store.create("ops", skill_md("ops"))
+    with pytest.raises(SkillError, match="'ops' is a skill, not a category"):
+        store.create("deploy", skill_md("deploy"), category="ops")
+
+
+@pytest.mark.django_db
+def test_edit_rewrites_and_logs_before_after(store: SkillStore) -> None:
+    path = store.create("deploy", skill_md("deploy"))
+    new = skill_md("deploy", description="Deploys safely", body="Use blue/green.\n")
+    store.edit("deploy", new, prov=Provenance(actor="agent"))
+    assert path.read_text() == new
+    change = KnowledgeChange.objects.filter(action="edit").get()
+    assert (change.before, change.after, change.actor) == (skill_md("deploy"), new, "agent")
+
+
+@pytest.mark.django_db
+def test_edit_with_invalid_content_leaves_file_unchanged(store: SkillStore) -> None:
+    path = store.create("deploy", skill_md("deploy"))
+    with pytest.raises(SkillFormatError, match="body is empty"):
+        store.edit("deploy", "---\nname: deploy\ndescription: d\n---\n")
+    with pytest.raises(SkillError, match="not found"):
+        store.edit("ghost", skill_md("ghost"))
+    assert path.read_text() == skill_md("deploy")
+
+
+@pytest.mark.django_db
+def test_patch_replaces_a_unique_string(store: SkillStore) -> None:
+    path = store.create("deploy", skill_md("deploy", body="Run make.\nThen check.\n"))
+    store.patch("deploy", "Run make.", "Run make deploy.")
+    assert "Run make deploy.\nThen check." in path.read_text()
+    assert KnowledgeChange.objects.filter(action="patch").count() == 1
+
+
+@pytest.mark.django_db
+def test_patch_requires_unique_match_unless_replace_all(store: SkillStore) -> None:
+    path = store.create("deploy", skill_md("deploy", body="step\nstep\nstep\n"))
+    with pytest.raises(SkillError, match="appears 3 times"):
+        store.patch("deploy", "step", "STEP")
+    assert path.read_text().count("step") == 3
+    with pytest.raises(SkillError, match="not found"):
+        store.patch("deploy", "absent", "x")
+    store.patch("deploy", "step", "STEP", replace_all=True)
+    assert path.read_text().count("STEP") == 3
+
+
+@pytest.mark.django_db
+def test_patch_that_breaks_frontmatter_is_refused(store: SkillStore) -> None:
+    path = store.create("deploy", skill_md("deploy"))
+    with pytest.raises(SkillError, match="would break SKILL.md.*'description' is required"):
+        store.patch("deploy", "description: Does the thing\n", "")
+    with pytest.raises(SkillError, match="must be equal"):
+        store.patch("deploy", "name: deploy", "name: renamed")
+    assert path.read_text() == skill_md("deploy")
+    assert not KnowledgeChange.objects.filter(action="patch").exists()
+
+
+@pytest.mark.django_db
+def test_patch_a_supporting_file(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"))
+    f = store.write_file("deploy", "references/api.md", "GET /v1\n")
+    store.patch("deploy", "/v1", "/v2", file_path="references/api.md")
+    assert f.read_text() == "GET /v2\n"
+
+
+# ----- supporting files ------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("sub", ["references", "templates", "scripts", "assets"])
+def test_write_and_remove_file_under_allowed_folders(store: SkillStore, sub: str) -> None:
+    store.create("deploy", skill_md("deploy"))
+    path = store.write_file("deploy", f"{sub}/deep/x.txt", "hello")
+    assert path.read_text() == "hello"
+    assert store.files("deploy") == [f"{sub}/deep/x.txt"]
+    created = KnowledgeChange.objects.get(action="write_file")
+    assert (created.path, created.existed_before, created.after) == (f"deploy/{sub}/deep/x.txt", False, "hello")
+    store.remove_file("deploy", f"{sub}/deep/x.txt")
+    assert not path.exists()
+    assert not (path.parent.parent).exists()  # emptied folders are tidied away
+    removed = KnowledgeChange.objects.get(action="remove_file")
+    assert (removed.before, removed.exists_after) == ("hello", False)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("bad", ["SKILL.md", "notes.txt", "other/x.md", "references", "Scripts/x.sh"])
+def test_write_file_outside_supporting_folders_is_refused(store: SkillStore, bad: str) -> None:
+    path = store.create("deploy", skill_md("deploy"))
+    with pytest.raises(SkillError, match="Supporting files must be under"):
+        store.write_file("deploy", bad, "x")
+    with pytest.raises(SkillError, match="Supporting files must be under"):
+        store.remove_file("deploy", bad)
+    assert path.read_text() == skill_md("deploy")
+    assert sorted(p.name for p in path.parent.iterdir()) == ["SKILL.md"]
+
+
+@pytest.mark.django_db
+def test_supporting_file_size_limit(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"))
+    store.write_file("deploy", "assets/ok.txt", "x" * (1024 * 1024))
+    with pytest.raises(SkillError, match="limited to 1,048,576"):
+        store.write_file("deploy", "assets/big.txt", "x" * (1024 * 1024 + 1))
+    assert store.files("deploy") == ["assets/ok.txt"]
+
+
+@pytest.mark.django_db
+def test_remove_missing_file_is_an_error(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"))
+    with pytest.raises(SkillError, match="has no file 'references/nope.md'"):
+        store.remove_file("deploy", "references/nope.md")
+
+
+# ----- delete and undo ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_delete_records_each_file_and_undo_restores_the_folder(store: SkillStore, home: Path) -> None:
+    store.create("deploy", skill_md("deploy"), category="ops")
+    store.write_file("deploy", "references/a.md", "A")
+    store.write_file("deploy", "scripts/run.sh", "#!/bin/sh\necho hi\n")
+    binary = home / "skills" / "ops" / "deploy" / "assets" / "logo.png"
+    binary.parent.mkdir()
+    binary.write_bytes(b"\x89PNG\xff\x00\x01")
+    store.delete("deploy", prov=Provenance(actor="agent"))
+    assert not (home / "skills" / "ops").exists()
+    assert (home / "skills").is_dir()  # the root is never removed
+    assert store.list() == []
+    deleted = KnowledgeChange.objects.filter(action="delete")
+    assert sorted(c.path for c in deleted) == [
+        "ops/deploy/SKILL.md",
+        "ops/deploy/assets/logo.png",
+        "ops/deploy/references/a.md",
+        "ops/deploy/scripts/run.sh",
+    ]
+    assert all(not c.exists_after and c.actor == "agent" for c in deleted)
+
+    undone = changelog.undo(deleted.get(path="ops/deploy/references/a.md"))
+    assert undone is not None and undone.actor == "undo" and undone.undoes is not None
+    folder = home / "skills" / "ops" / "deploy"
+    assert (folder / "SKILL.md").read_text() == skill_md("deploy")
+    assert (folder / "references" / "a.md").read_text() == "A"
+    assert (folder / "scripts" / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
+    assert binary.read_bytes() == b"\x89PNG\xff\x00\x01"
+    assert [s.name for s in store.available()] == ["deploy"]
+    assert KnowledgeChange.objects.filter(action="undo").count() == 4
+    # undoing another file of the same delete finds everything restored already
+    assert changelog.undo(deleted.get(path="ops/deploy/SKILL.md")) is None
+
+
+@pytest.mark.django_db
+def test_undo_of_create_and_edit(store: SkillStore, home: Path) -> None:
+    store.create("deploy", skill_md("deploy"))
+    store.edit("deploy", skill_md("deploy", body="v2\n"))
+    changelog.undo(KnowledgeChange.objects.get(action="edit"))
+    assert (home / "skills" / "deploy" / "SKILL.md").read_text() == skill_md("deploy")
+    changelog.undo(KnowledgeChange.objects.get(action="create"))
+    assert not (home / "skills" / "deploy").exists()
+    assert store.list() == []
+
+
+@pytest.mark.django_db
+def test_undo_review_reverts_everything_a_review_did(store: SkillStore, home: Path) -> None:
+    from agent.models import ReviewRun
+
+    run = ReviewRun.objects.create(prompt_kind="skill")
+    prov = Provenance(actor="review", review_id=run.pk)
+    store.create("deploy", skill_md("deploy"), prov=prov)
+    store.write_file("deploy", "references/a.md", "A", prov=prov)
+    store.patch("deploy", "Do it.", "Do it twice.", prov=prov)
+    changelog.undo_review(run.pk)
+    assert not (home / "skills" / "deploy").exists()
+
+
+@pytest.mark.django_db
+def test_undo_of_write_file_deletes_a_new_file(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"))
+    path = store.write_file("deploy", "templates/t.txt", "T")
+    changelog.undo(KnowledgeChange.objects.get(action="write_file"))
+    assert not path.exists()
+    assert store.files("deploy") == []
+
+
+# ----- disable / enable --------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_disable_leaves_the_index_and_persists_in_config(store: SkillStore, home: Path) -> None:
+    store.create("deploy", skill_md("deploy"))
+    store.create("lint", skill_md("lint"))
+    store.disable("deploy")
+    assert yaml.safe_load((home / "config.yaml").read_text())["skills"]["disabled"] == ["deploy"]
+    fresh = SkillStore(hermes_config.get())
+    assert "deploy" not in fresh.render_index()
+    assert [s.name for s in fresh.available()] == ["lint"]
+    assert [(s.name, s.enabled) for s in fresh.list()] == [("deploy", False), ("lint", True)]
+    store.enable("deploy")
+    fresh = SkillStore(hermes_config.get())
+    assert "- deploy: Does the thing" in fresh.render_index()
+    assert [c.action for c in KnowledgeChange.objects.order_by("id")][-2:] == ["disable", "enable"]
+
+
+@pytest.mark.django_db
+def test_config_disabled_list_is_honoured(home: Path) -> None:
+    SkillStore(hermes_config.get()).create("deploy", skill_md("deploy"))
+    write_config(home, "skills:\n  disabled: [deploy]\n")
+    assert SkillStore(hermes_config.get()).render_index() == ""
+
+
+@pytest.mark.django_db
+def test_undo_of_disable_enables_again(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"))
+    store.disable("deploy")
+    changelog.undo(KnowledgeChange.objects.get(action="disable"))
+    assert SkillStore(hermes_config.get()).get("deploy").enabled
+
+
+# ----- usage, index, broken skills -------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_usage_counts(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"), prov=Provenance(actor="agent"))
+    store.record_view("deploy")
+    store.record_view("deploy")
+    store.record_use("deploy")
+    usage = SkillUsage.objects.get(name="deploy")
+    assert (usage.views, usage.uses, usage.created_by) == (2, 1, "agent")
+    assert usage.last_used is not None
+
+
+@pytest.mark.django_db
+def test_index_format_groups_by_category_uncategorised_first(store: SkillStore) -> None:
+    assert store.render_index() == ""
+    store.create("zeta", skill_md("zeta", description="Last alphabetically"))
+    store.create("deploy", skill_md("deploy", description="Ship it"), category="ops")
+    store.create("alpha", skill_md("alpha", description=">\n  Folded\n  text"))
+    store.create("css", skill_md("css", description="Style pages"), category="frontend")
+    assert render_index(store) == (
+        f"## Skills\n{INDEX_INSTRUCTION}\n\n"
+        "- alpha: Folded text\n"
+        "- zeta: Last alphabetically\n"
+        "### frontend\n"
+        "- css: Style pages\n"
+        "### ops\n"
+        "- deploy: Ship it\n"
+    )
+    assert "skill_view" in INDEX_INSTRUCTION and "patch" in INDEX_INSTRUCTION
+
+
+@pytest.mark.django_db
+def test_broken_skill_on_disk_is_listed_not_crashing(store: SkillStore, home: Path) -> None:
+    store.create("good", skill_md("good"))
+    bad = home / "skills" / "tools" / "broken"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("---\nname: broken\ndescription: [oops\n---\nbody\n")
+    wrong = home / "skills" / "mismatch"
+    wrong.mkdir()
+    (wrong / "SKILL.md").write_text(skill_md("other"))
+    binary = home / "skills" / "binary"
+    binary.mkdir()
+    (binary / "SKILL.md").write_bytes(b"\xff\xfe\x00")
+    listed = {s.name: s for s in store.list()}
+    assert listed["broken"].error.startswith("YAML error on line")
+    assert listed["broken"].category == "tools"
+    assert "must be equal" in listed["mismatch"].error
+    assert "not valid UTF-8" in listed["binary"].error
+    assert not listed["good"].broken
+    assert [s.name for s in store.available()] == ["good"]
+    assert "broken" not in store.render_index() and "- good:" in store.render_index()
+    # a broken skill can be repaired through the store
+    store.edit("broken", skill_md("broken"))
+    assert not store.get("broken").broken
+
+
+@pytest.mark.django_db
+def test_duplicate_names_on_disk_mark_the_second_broken(store: SkillStore, home: Path) -> None:
+    store.create("deploy", skill_md("deploy"))
+    dup = home / "skills" / "ops" / "deploy"
+    dup.mkdir(parents=True)
+    (dup / "SKILL.md").write_text(skill_md("deploy"))
+    infos = store.list()
+    assert [(s.category, bool(s.error)) for s in infos] == [("", False), ("ops", True)]
+    assert "duplicate skill name" in infos[1].error
