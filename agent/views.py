@@ -1,8 +1,167 @@
-"""Chat pages (the browser chat replaces this placeholder)."""
+"""Chat pages: the conversation, the sessions sidebar, slash-command skills, first-run setup."""
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from agent import chat_service
+from agent import config as hermes_config
+from agent.llm import LLMError, client_from_config
+from agent.models import ChatSession
+from knowledge.search import search_sessions
+from knowledge.skills import SkillStore
+
+SIDEBAR_LIMIT = 100
+CHECK_TIMEOUT = 10.0
+
+# What the first-run panel suggests for the usual servers (SPEC §9: any OpenAI-compatible one).
+PRESETS = [
+    {"label": "OpenAI", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "key_env": "OPENAI_API_KEY"},
+    {
+        "label": "OpenRouter",
+        "base_url": "https://openrouter.ai/api/v1",
+        "model": "openai/gpt-4o-mini",
+        "key_env": "OPENROUTER_API_KEY",
+    },
+    {"label": "Ollama (local)", "base_url": "http://127.0.0.1:11434/v1", "model": "qwen2.5:7b", "key_env": ""},
+    {"label": "llama.cpp / vLLM / LM Studio", "base_url": "http://127.0.0.1:8080/v1", "model": "local", "key_env": ""},
+]
 
 
+def _sessions(request: HttpRequest, current: ChatSession | None) -> dict[str, Any]:
+    query = request.GET.get("q", "").strip()
+    if query:
+        return {"query": query, "hits": search_sessions(query, limit=20), "current": current}
+    return {"query": "", "sessions": ChatSession.objects.all()[:SIDEBAR_LIMIT], "current": current}
+
+
+def _setup_context(**extra: Any) -> dict[str, Any]:
+    config = hermes_config.get()
+    key_env = str(config.get("model", "api_key_env")) or "OPENAI_API_KEY"
+    return {
+        "config": config,
+        "key_env": key_env,
+        "key_set": bool(config.api_key),
+        "presets": PRESETS,
+        **extra,
+    }
+
+
+def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat/page.html") -> HttpResponse:
+    config = hermes_config.get()
+    context = {
+        "nav": "chat",
+        "session": session,
+        "items": chat_service.conversation(session),
+        "counters": chat_service.counters(session),
+        "max_chars": config.get("agent", "max_message_chars"),
+        "needs_setup": not config.model_name,
+        **_sessions(request, session),
+    }
+    if context["needs_setup"]:
+        context.update(_setup_context())
+    return render(request, template, context)
+
+
+@require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html")
+    session = ChatSession.objects.first() or chat_service.create_session()
+    return _chat_page(request, session, "home.html")
+
+
+@require_GET
+def chat(request: HttpRequest, session_id: str) -> HttpResponse:
+    return _chat_page(request, get_object_or_404(ChatSession, pk=session_id))
+
+
+@require_POST
+def new_chat(request: HttpRequest) -> HttpResponse:
+    previous = ChatSession.objects.filter(pk=request.POST.get("from", "")).first()
+    if previous is not None and previous.message_count == 0:
+        return redirect("chat", session_id=previous.pk)  # already a fresh chat: reuse it
+    if previous is not None and previous.ended_at is None:
+        chat_service.end_in_background(previous.pk, "new session")
+    return redirect("chat", session_id=chat_service.create_session().pk)
+
+
+@require_GET
+def sessions(request: HttpRequest) -> HttpResponse:
+    current = ChatSession.objects.filter(pk=request.GET.get("current", "")).first()
+    return render(request, "chat/_session_list.html", _sessions(request, current))
+
+
+def rename(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    if request.method == "POST":
+        title = " ".join(request.POST.get("title", "").split())[:200]
+        if title:
+            ChatSession.objects.filter(pk=session.pk).update(title=title)
+            session.title = title
+        response = render(request, "chat/_title.html", {"session": session})
+        response["HX-Trigger"] = "sessions-changed"  # the sidebar shows the new title too
+        return response
+    if request.method == "GET":
+        template = "chat/_title.html" if request.GET.get("show") == "title" else "chat/_rename_form.html"
+        return render(request, template, {"session": session})
+    raise Http404
+
+
+@require_POST
+def delete(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    if chat_service.is_busy(session.pk):
+        chat_service.stop_turn(session.pk)
+    chat_service.forget(session.pk)
+    session.delete()
+    if request.htmx:
+        return HttpResponseClientRedirect("/")
+    return redirect("home")
+
+
+@require_GET
+def slash_skills(request: HttpRequest) -> JsonResponse:
+    skills = [
+        {"name": s.name, "description": s.description, "category": s.category}
+        for s in sorted(SkillStore().available(), key=lambda s: s.name)
+    ]
+    return JsonResponse({"skills": skills})
+
+
+@require_POST
+def setup_save(request: HttpRequest) -> HttpResponse:
+    config = hermes_config.get()
+    data = copy.deepcopy(config.data)
+    data["model"]["base_url"] = request.POST.get("base_url", "").strip()
+    data["model"]["name"] = request.POST.get("model", "").strip()
+    data["model"]["api_key_env"] = request.POST.get("api_key_env", "").strip() or "OPENAI_API_KEY"
+    try:
+        hermes_config.save(config, data)
+    except hermes_config.ConfigError as exc:
+        return render(request, "chat/_setup.html", _setup_context(error=str(exc)))
+    return render(request, "chat/_setup.html", _setup_context(saved=True))
+
+
+@require_POST
+def setup_check(request: HttpRequest) -> HttpResponse:
+    config = hermes_config.get()
+    try:
+        # The check is about reaching the server, so it works before a model name is chosen.
+        client = client_from_config(config, config.model_name or "connection-check", timeout=CHECK_TIMEOUT)
+        try:
+            models = client.list_models()
+        finally:
+            client.close()
+    except LLMError as exc:
+        return render(request, "chat/_check.html", {"ok": False, "error": exc.message})
+    listed = not config.model_name or config.model_name in models
+    return render(
+        request,
+        "chat/_check.html",
+        {"ok": True, "models": models[:8], "count": len(models), "listed": listed, "model": config.model_name},
+    )

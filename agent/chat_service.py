@@ -1,0 +1,283 @@
+"""The browser chat's synchronous side: live agents per session, turns run on worker threads,
+and the stored conversation shaped for the page.
+
+The websocket consumer stays a translator: it asks this module to start a turn, and receives
+the turn's frames (plain dicts, in order) through the `emit` callback it passes in. Everything
+here runs in ordinary threads, so the ORM is used directly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import close_old_connections
+
+from agent import review
+from agent.llm import LLMError
+from agent.loop import ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
+from agent.models import ChatSession, Message
+from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted
+from hermes_site.rendering import render_markdown
+
+log = logging.getLogger(__name__)
+
+Frame = dict[str, Any]
+Emit = Callable[[Frame | None], None]  # None marks the end of a turn's frames
+
+# Tool results can be long (file listings, search results); the card shows a readable head.
+MAX_RESULT_CHARS = 20_000
+BUSY_MESSAGE = "A reply is still being written… wait for it to finish or press Stop."
+
+# Turns run here, not on the event loop: the runner is a blocking generator (HTTP + ORM).
+_turn_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat-turn")
+# Ending a session (memory flush) is a model call: the page must not wait for it.
+_end_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chat-end")
+
+
+# -- one live agent per session id in this process -------------------------------------------------
+
+
+@dataclass
+class _Live:
+    agent: AgentSession | None = None
+    busy: bool = False
+    interrupt: threading.Event = field(default_factory=threading.Event)
+    open_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_live: dict[str, _Live] = {}
+_live_lock = threading.Lock()
+
+
+def _entry(session_id: str) -> _Live:
+    with _live_lock:
+        return _live.setdefault(session_id, _Live())
+
+
+def try_begin_turn(session_id: str) -> threading.Event | None:
+    """Claim the session for a turn; None when a turn (from any tab) is already running."""
+    entry = _entry(session_id)
+    with _live_lock:
+        if entry.busy:
+            return None
+        entry.busy = True
+        entry.interrupt = threading.Event()
+        return entry.interrupt
+
+
+def stop_turn(session_id: str) -> bool:
+    with _live_lock:
+        entry = _live.get(session_id)
+        if entry is None or not entry.busy:
+            return False
+        entry.interrupt.set()
+        return True
+
+
+def is_busy(session_id: str) -> bool:
+    with _live_lock:
+        entry = _live.get(session_id)
+        return bool(entry and entry.busy)
+
+
+def _finish_turn(session_id: str) -> None:
+    with _live_lock:
+        entry = _live.get(session_id)
+        if entry is not None:
+            entry.busy = False
+
+
+def _agent_for(session_id: str) -> AgentSession:
+    entry = _entry(session_id)
+    with entry.open_lock:  # two tabs opening the same session at once get one agent
+        if entry.agent is None:
+            entry.agent = AgentSession.open(session_id=session_id, source="web")
+        return entry.agent
+
+
+def forget(session_id: str) -> AgentSession | None:
+    """Drop the live agent (session deleted or ended); returns it so the caller can end it."""
+    with _live_lock:
+        entry = _live.pop(session_id, None)
+    if entry is None:
+        return None
+    entry.interrupt.set()
+    return entry.agent
+
+
+# -- a turn, as frames ---------------------------------------------------------------------------
+
+
+def _tool_finished(e: ToolFinished) -> Frame:
+    result = e.result if len(e.result) <= MAX_RESULT_CHARS else e.result[:MAX_RESULT_CHARS] + "\n… (truncated)"
+    return {
+        "type": "tool_finished",
+        "call_id": e.call_id,
+        "name": e.name,
+        "result": result,
+        "ok": e.ok,
+        "duration": round(e.duration, 3),
+    }
+
+
+def _saved(e: TurnSaved) -> Frame:
+    return {
+        "type": "saved",
+        "turns_until_memory_review": e.turns_until_memory_review,
+        "iters_until_skill_review": e.iters_until_skill_review,
+        "review_spawned": e.review_spawned,
+        "review_running": e.review_spawned or review.is_running(e.session_id),
+    }
+
+
+# Event type -> frame builder. ModelCalled is bookkeeping for the runner; the page ignores it.
+FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
+    TurnStarted: lambda e: {"type": "turn_started", "message_id": e.user_message_id, "text": e.text},
+    TextDelta: lambda e: {"type": "delta", "text": e.text},
+    ModelCalled: lambda e: None,
+    ToolStarted: lambda e: {"type": "tool_started", "call_id": e.call_id, "name": e.name, "arguments": e.arguments},
+    ToolFinished: _tool_finished,
+    TurnDone: lambda e: {
+        "type": "done",
+        "final_html": render_markdown(e.final_text),
+        "interrupted": e.interrupted,
+        "hit_limit": e.hit_limit,
+    },
+    TurnError: lambda e: {"type": "error", "error": e.message, "partial": e.partial_text, "retry": True},
+    TurnSaved: _saved,
+}
+
+
+def event_frame(event: object) -> Frame | None:
+    builder = FRAME_BUILDERS.get(type(event))
+    return builder(event) if builder is not None else None
+
+
+def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
+    _turn_pool.submit(_drive_turn, session_id, text, interrupt, emit)
+
+
+def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
+    try:
+        agent = _agent_for(session_id)
+        for event in agent.run_turn(text, interrupt):
+            frame = event_frame(event)
+            if frame is not None:
+                emit(frame)
+    except InputTooLarge as exc:
+        emit({"type": "error", "error": str(exc), "retry": False})
+    except ChatSession.DoesNotExist:
+        forget(session_id)
+        emit({"type": "error", "error": "This chat no longer exists (it was deleted).", "retry": False})
+    except LLMError as exc:
+        # Raised before the loop starts (e.g. no model configured); the user message is stored.
+        emit({"type": "error", "error": exc.message, "partial": "", "retry": True})
+    except Exception as exc:  # the page must hear about any failure instead of waiting forever
+        log.exception("chat turn failed in session %s", session_id)
+        emit({"type": "error", "error": f"The turn failed: {type(exc).__name__}: {exc}", "retry": True})
+    finally:
+        _finish_turn(session_id)
+        close_old_connections()
+        emit(None)
+
+
+# -- sessions ----------------------------------------------------------------------------------
+
+
+def create_session() -> ChatSession:
+    """A new web session with its frozen system prompt (SPEC §2: snapshot at session start)."""
+    agent = AgentSession.open(source="web")
+    agent.close()
+    return agent.session
+
+
+def end_in_background(session_id: str, reason: str = "new session") -> None:
+    """End a session (memory flush) on a worker so the page that asked does not wait."""
+    _end_pool.submit(_end, session_id, reason)
+
+
+def _end(session_id: str, reason: str) -> None:
+    try:
+        agent = forget(session_id)
+        if agent is None:
+            agent = AgentSession.open(session_id=session_id, source="web")
+        agent.end(reason)
+    except ChatSession.DoesNotExist:
+        log.info("session %s was deleted before it could be ended", session_id)
+    except Exception:  # background work records its failure in the log; nothing else to tell
+        log.exception("ending session %s failed", session_id)
+    finally:
+        close_old_connections()
+
+
+# -- the stored conversation, shaped for the page ---------------------------------------------------
+
+
+@dataclass
+class ToolCard:
+    call_id: str
+    name: str
+    arguments: str
+    result: str = ""
+    ok: bool = True
+    duration: float | None = None
+    pending: bool = True
+
+
+@dataclass
+class Item:
+    kind: str  # "user" | "assistant" | "tool"
+    content: str = ""
+    message_id: int = 0
+    tool: ToolCard | None = None
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except (json.JSONDecodeError, TypeError):
+        return arguments
+
+
+def conversation(session: ChatSession) -> list[Item]:
+    """User and assistant messages in order, each tool call a card joined to its result."""
+    items: list[Item] = []
+    cards: dict[str, tuple[ToolCard, Message]] = {}
+    for msg in Message.objects.filter(session=session).order_by("id"):
+        if msg.role == "user":
+            items.append(Item("user", msg.content, msg.pk))
+        elif msg.role == "assistant":
+            if msg.content:
+                items.append(Item("assistant", msg.content, msg.pk))
+            for call in msg.tool_calls or []:
+                fn = call.get("function") or {}
+                card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))
+                cards[card.call_id] = (card, msg)
+                items.append(Item("tool", message_id=msg.pk, tool=card))
+        elif msg.role == "tool" and msg.tool_call_id in cards:
+            card, asked = cards[msg.tool_call_id]
+            card.result = msg.content[:MAX_RESULT_CHARS]
+            card.ok = '"success":false' not in msg.content[:60].replace(" ", "")
+            # Durations are not stored; the gap between the call and its result is close to it.
+            card.duration = max(0.0, (msg.created_at - asked.created_at).total_seconds())
+            card.pending = False
+    return items
+
+
+def counters(session: ChatSession) -> dict[str, int | None]:
+    """Turns until the next memory review / model calls until the next skill review."""
+    from agent import config as hermes_config
+
+    config = hermes_config.get()
+    mem = int(config.get("memory", "nudge_interval"))
+    skill = int(config.get("skills", "creation_nudge_interval"))
+    return {
+        "turns_until_memory_review": mem - session.turns_since_memory if mem > 0 else None,
+        "iters_until_skill_review": skill - session.iters_since_skill if skill > 0 else None,
+    }

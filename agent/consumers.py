@@ -1,0 +1,147 @@
+"""Websocket consumers: they only translate (DESIGN "The shape in one picture").
+
+`/ws/chat/<session_id>/` — frames in: {"type": "message", "text"}, {"type": "stop"},
+{"type": "ping"}. Frames out, for one turn and in this order: turn_started, delta*,
+tool_started/tool_finished*, done | error, saved, then ready (the session accepts the next
+message). A bad frame gets {"type": "error", "error": "..."} and the socket stays open.
+
+`/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
+review finishes, {"type": "review_started", "session_id"} when one is spawned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, ClassVar
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from agent import chat_service, live
+from agent import config as hermes_config
+
+UNAUTHORIZED = 4401
+
+
+def _authenticated(scope: dict[str, Any]) -> bool:
+    user = scope.get("user")
+    return bool(user is not None and user.is_authenticated)
+
+
+class ChatConsumer(AsyncJsonWebsocketConsumer):
+    # Frame type -> handler method name (a registry, not an if/elif chain).
+    HANDLERS: ClassVar[dict[str, str]] = {"message": "on_message", "stop": "on_stop", "ping": "on_ping"}
+
+    async def connect(self) -> None:
+        if not _authenticated(self.scope):
+            await self.close(code=UNAUTHORIZED)
+            return
+        self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
+        self.closed = False
+        self.pumps: set[asyncio.Task[None]] = set()
+        live.capture_loop(asyncio.get_running_loop())
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        # A running turn goes on (its messages are stored); only its frames stop being sent.
+        self.closed = True
+
+    async def send_frame(self, frame: dict[str, Any]) -> None:
+        if not self.closed:
+            await self.send_json(frame)
+
+    async def error(self, message: str) -> None:
+        await self.send_frame({"type": "error", "error": message})
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if text_data is None:
+            await self.error("Binary frames are not understood; send JSON text.")
+            return
+        try:
+            frame = json.loads(text_data)
+        except ValueError:
+            await self.error('That frame is not JSON. Send e.g. {"type": "message", "text": "hello"}.')
+            return
+        if not isinstance(frame, dict):
+            await self.error('A frame must be a JSON object with a "type".')
+            return
+        name = self.HANDLERS.get(str(frame.get("type")))
+        if name is None:
+            known = ", ".join(sorted(self.HANDLERS))
+            await self.error(f"Unknown frame type {frame.get('type')!r}; expected one of: {known}.")
+            return
+        await getattr(self, name)(frame)
+
+    async def on_ping(self, frame: dict[str, Any]) -> None:
+        await self.send_frame({"type": "pong"})
+
+    async def on_stop(self, frame: dict[str, Any]) -> None:
+        await self.send_frame({"type": "stopping", "running": chat_service.stop_turn(self.session_id)})
+
+    async def on_message(self, frame: dict[str, Any]) -> None:
+        text = frame.get("text")
+        if not isinstance(text, str):
+            await self.error('A message frame needs "text" (a string).')
+            return
+        if not text.strip():
+            await self.error("The message is empty. Nothing was sent.")
+            return
+        limit = int(hermes_config.get().get("agent", "max_message_chars"))
+        if len(text) > limit:
+            await self.error(f"The message is {len(text):,} characters; the limit is {limit:,}. Nothing was sent.")
+            return
+        interrupt = chat_service.try_begin_turn(self.session_id)
+        if interrupt is None:
+            await self.error(chat_service.BUSY_MESSAGE)
+            return
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        live.gate.begin(self.session_id)
+
+        def emit(f: dict[str, Any] | None) -> None:  # called on the turn's worker thread
+            loop.call_soon_threadsafe(queue.put_nowait, f)
+
+        task = asyncio.create_task(self._pump(queue))
+        self.pumps.add(task)
+        task.add_done_callback(self.pumps.discard)
+        chat_service.submit_turn(self.session_id, text, interrupt, emit)
+
+    async def _pump(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        """Send the turn's frames in order; then release any toast waiting for this turn."""
+        try:
+            while (frame := await queue.get()) is not None:
+                await self.send_frame(frame)
+                if frame["type"] == "saved" and frame.get("review_spawned"):
+                    await live.broadcast("review.started", {"session_id": self.session_id})
+            await self.send_frame({"type": "ready"})
+        finally:
+            live.gate.delivered(self.session_id)
+
+
+class NotifyConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        if not _authenticated(self.scope):
+            await self.close(code=UNAUTHORIZED)
+            return
+        live.capture_loop(asyncio.get_running_loop())
+        await self.channel_layer.group_add(live.GROUP, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if self.channel_layer is not None and getattr(self, "channel_name", None):
+            await self.channel_layer.group_discard(live.GROUP, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        # Pages only ever send pings here; anything else is ignored rather than closing the socket.
+        try:
+            frame = json.loads(text_data or "")
+        except ValueError:
+            return
+        if isinstance(frame, dict) and frame.get("type") == "ping":
+            await self.send_json({"type": "pong"})
+
+    async def review_notice(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "review"})
+
+    async def review_started(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "review_started"})
