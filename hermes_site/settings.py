@@ -5,11 +5,18 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+import tempfile
 from pathlib import Path
 
 from agent import config as hermes_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# Under pytest, never touch the person's real home: every pytest process gets a fresh temp
+# HERMES_HOME (subprocesses started by tests inherit the marker and keep the home they are given).
+if "PYTEST_VERSION" in os.environ and not os.environ.get("HERMES_TEST_ISOLATED"):
+    os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-test-home-")
+    os.environ["HERMES_TEST_ISOLATED"] = "1"
 
 try:
     CONFIG = hermes_config.get()

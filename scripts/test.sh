@@ -13,7 +13,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium >/dev/null
 fi
 # Tests get their own home so nothing touches the user's ~/.hermes.
-export HERMES_HOME="$(mktemp -d -t hermes-ci-XXXXXX)"
+# Tests choose their own temporary HERMES_HOME (see hermes_site/settings.py).
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy .

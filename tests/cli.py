@@ -19,7 +19,9 @@ class CLIHome:
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL")}
         env.pop("HERMES_DB", None)
-        env.update({"HERMES_HOME": str(self.path), "PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "hermes_site.settings"})
+        env.update(
+            {"HERMES_HOME": str(self.path), "PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "hermes_site.settings"}
+        )
         if self.base_url:
             env.update({"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "scripted-model"})
         env.update(extra)

@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-_SESSION_HOME = Path(tempfile.mkdtemp(prefix="hermes-test-home-"))
-os.environ["HERMES_HOME"] = str(_SESSION_HOME)
+# Normally hermes_site.settings (loaded first by pytest-django) has already chosen the temp home.
+if not os.environ.get("HERMES_TEST_ISOLATED"):
+    os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-test-home-")
+    os.environ["HERMES_TEST_ISOLATED"] = "1"
+_SESSION_HOME = Path(os.environ["HERMES_HOME"])
 for _var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
     os.environ.pop(_var, None)
 

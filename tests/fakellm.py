@@ -215,7 +215,11 @@ class ScriptedLLM:
             "created": int(time.time()),
             "model": body.get("model", "scripted-model"),
             "choices": [
-                {"index": 0, "message": message, "finish_reason": reply.finish_reason or ("tool_calls" if calls else "stop")}
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": reply.finish_reason or ("tool_calls" if calls else "stop"),
+                }
             ],
             "usage": self._usage(body, reply),
         }
@@ -255,7 +259,9 @@ class ScriptedLLM:
             # Arguments split across several chunks, as real servers do.
             step = max(1, len(args) // 3)
             for j in range(0, len(args), step):
-                out.append(chunk({"tool_calls": [{"index": call["index"], "function": {"arguments": args[j : j + step]}}]}))
+                out.append(
+                    chunk({"tool_calls": [{"index": call["index"], "function": {"arguments": args[j : j + step]}}]})
+                )
         finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
         out.append(chunk({}, finish))
         if reply.send_usage and (body.get("stream_options") or {}).get("include_usage"):

@@ -44,4 +44,7 @@ def user_texts(body: dict[str, Any]) -> list[str]:
     return [m["content"] for m in body["messages"] if m.get("role") == "user"]
 
 
-SAVE_USER_PREF = {"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Prefers Debian base images"}}
+SAVE_USER_PREF = {
+    "name": "memory",
+    "arguments": {"target": "user", "action": "add", "content": "Prefers Debian base images"},
+}

@@ -75,7 +75,9 @@ def test_model_failure_shows_one_error_line_keeps_message_and_next_turn_works(tm
 
 def test_malformed_tool_call_json_is_returned_to_model_and_turn_completes(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
-    server.push(Reply(tool_calls=[{"name": "memory", "arguments": '{"target": "user", "action": '}]), Reply(text="fixed it"))
+    server.push(
+        Reply(tool_calls=[{"name": "memory", "arguments": '{"target": "user", "action": '}]), Reply(text="fixed it")
+    )
     r = home.manage("chat", "-m", "save my name")
     assert r.returncode == 0, r.stderr
     assert "fixed it" in r.stdout

@@ -74,6 +74,10 @@ def test_database_is_sqlite_in_home_with_wal(tmp_path):
     home.path.mkdir()
     home.migrate()
     assert (home.path / "dashboard.sqlite3").exists()
-    r = home.manage("shell", "-c", "from django.db import connection; c=connection.cursor(); "
-                    "c.execute('PRAGMA journal_mode'); print(c.fetchone()[0]); c.execute('PRAGMA busy_timeout'); print(c.fetchone()[0])")
+    r = home.manage(
+        "shell",
+        "-c",
+        "from django.db import connection; c=connection.cursor(); "
+        "c.execute('PRAGMA journal_mode'); print(c.fetchone()[0]); c.execute('PRAGMA busy_timeout'); print(c.fetchone()[0])",
+    )
     assert r.stdout.split()[-2:] == ["wal", "20000"], r.stderr

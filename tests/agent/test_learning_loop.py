@@ -64,7 +64,10 @@ def test_memory_prompt_when_skill_review_is_off(tmp_path, server):
     assert [review_kind(b) for b in reviews] == ["memory"]
     # The review may only use the four knowledge tools.
     assert sorted(t["function"]["name"] for t in reviews[0]["tools"]) == [
-        "memory", "skill_manage", "skill_view", "skills_list"
+        "memory",
+        "skill_manage",
+        "skill_view",
+        "skills_list",
     ]
 
 
@@ -74,7 +77,14 @@ def test_real_memory_call_on_turn_5_moves_review_to_turn_15(tmp_path, server):
     script_review(server, [SAVE_USER_PREF])
     server.when(
         lambda b: review_kind(b) is None and b["messages"][-1].get("content") == "turn 5",
-        Reply(tool_calls=[{"name": "memory", "arguments": {"target": "memory", "action": "add", "content": "Project uses ports 3000-3010"}}]),
+        Reply(
+            tool_calls=[
+                {
+                    "name": "memory",
+                    "arguments": {"target": "memory", "action": "add", "content": "Project uses ports 3000-3010"},
+                }
+            ]
+        ),
         times=1,
     )
     r = home.manage("chat", "--session", "m", *_turns(14))
@@ -103,7 +113,10 @@ def test_twelve_tool_iterations_in_one_turn_trigger_skill_review(tmp_path, serve
         "---\nname: docker-compose-debug\ndescription: Debug docker compose port clashes\n---\n"
         "# Steps\n1. Check ports 3000-3010\n"
     )
-    script_review(server, [{"name": "skill_manage", "arguments": {"action": "create", "name": "docker-compose-debug", "content": skill}}])
+    script_review(
+        server,
+        [{"name": "skill_manage", "arguments": {"action": "create", "name": "docker-compose-debug", "content": skill}}],
+    )
     r = home.manage("chat", "-m", "fix my compose setup")
     assert r.returncode == 0, r.stderr
     reviews = review_starts(server)
@@ -138,7 +151,9 @@ def test_intervals_zero_switch_reviews_off_but_tools_work(tmp_path, server):
     script_review(server, [SAVE_USER_PREF])
     server.when(
         lambda b: review_kind(b) is None and b["messages"][-1].get("content") == "turn 3",
-        Reply(tool_calls=[{"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Name is Ada"}}]),
+        Reply(
+            tool_calls=[{"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Name is Ada"}}]
+        ),
         times=1,
     )
     r = home.manage("chat", *_turns(12))
@@ -152,7 +167,12 @@ def test_flush_at_session_end_after_six_turns_leaves_no_trace(tmp_path, server):
     (home.path / "config.yaml").write_text("memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n")
     server.when(
         lambda b: is_flush(b),
-        Reply(text="saving", tool_calls=[{"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Works late at night"}}]),
+        Reply(
+            text="saving",
+            tool_calls=[
+                {"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Works late at night"}}
+            ],
+        ),
     )
     r = home.manage("chat", "--session", "f", *_turns(6))
     assert r.returncode == 0, r.stderr

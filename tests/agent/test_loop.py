@@ -21,7 +21,9 @@ def _slow_tool(name: str, seconds: float) -> Tool:
         time.sleep(seconds)
         return json.dumps({"success": True, "echo": args.get("x")})
 
-    return Tool(name, "sleeps", {"type": "object", "properties": {"x": {"type": "string"}}}, handler, parallel_safe=True)
+    return Tool(
+        name, "sleeps", {"type": "object", "properties": {"x": {"type": "string"}}}, handler, parallel_safe=True
+    )
 
 
 def _run(loop: AgentLoop, messages, interrupt=None):
@@ -52,7 +54,9 @@ def test_streams_text_token_by_token_and_appends_answer():
 def test_tool_call_split_across_chunks_runs_and_result_goes_back():
     s = _server()
     try:
-        s.push(Reply(tool_calls=[{"name": "echo", "arguments": {"x": "a long argument value " * 3}}]), Reply(text="done"))
+        s.push(
+            Reply(tool_calls=[{"name": "echo", "arguments": {"x": "a long argument value " * 3}}]), Reply(text="done")
+        )
         reg = ToolRegistry([_slow_tool("echo", 0)])
         msgs = [{"role": "user", "content": "go"}]
         events = _run(AgentLoop(_client(s), reg, ToolContext()), msgs)
@@ -176,7 +180,9 @@ def test_http_500_ends_turn_with_clear_error_after_retries():
     s = _server()
     try:
         s.default = lambda body: Reply(status=500, error_message="upstream exploded")
-        events = _run(AgentLoop(_client(s, max_retries=2), ToolRegistry(), ToolContext()), [{"role": "user", "content": "x"}])
+        events = _run(
+            AgentLoop(_client(s, max_retries=2), ToolRegistry(), ToolContext()), [{"role": "user", "content": "x"}]
+        )
         err = events[-1]
         assert isinstance(err, TurnError) and "HTTP 500" in err.message and "upstream exploded" in err.message
         assert len(s.requests) == 3  # first try + 2 retries with backoff
@@ -188,7 +194,9 @@ def test_429_is_retried_then_succeeds():
     s = _server()
     try:
         s.push(Reply(status=429), Reply(text="after the wait"))
-        events = _run(AgentLoop(_client(s, max_retries=2), ToolRegistry(), ToolContext()), [{"role": "user", "content": "x"}])
+        events = _run(
+            AgentLoop(_client(s, max_retries=2), ToolRegistry(), ToolContext()), [{"role": "user", "content": "x"}]
+        )
         assert isinstance(events[-1], TurnDone) and events[-1].final_text == "after the wait"
     finally:
         s.stop()
@@ -231,7 +239,9 @@ def test_garbage_reply_is_a_clear_error():
     s = _server()
     try:
         s.default = lambda body: Reply(garbage=True)
-        events = _run(AgentLoop(_client(s, max_retries=0), ToolRegistry(), ToolContext()), [{"role": "user", "content": "x"}])
+        events = _run(
+            AgentLoop(_client(s, max_retries=0), ToolRegistry(), ToolContext()), [{"role": "user", "content": "x"}]
+        )
         assert isinstance(events[-1], TurnError)
         assert "Traceback" not in events[-1].message
     finally:
@@ -242,7 +252,10 @@ def test_tools_started_events_precede_results():
     s = _server()
     try:
         s.push(Reply(tool_calls=[{"name": "echo", "arguments": {"x": "1"}}]), Reply(text="k"))
-        events = _run(AgentLoop(_client(s), ToolRegistry([_slow_tool("echo", 0)]), ToolContext()), [{"role": "user", "content": "x"}])
+        events = _run(
+            AgentLoop(_client(s), ToolRegistry([_slow_tool("echo", 0)]), ToolContext()),
+            [{"role": "user", "content": "x"}],
+        )
         kinds = [type(e).__name__ for e in events]
         assert kinds.index("ToolStarted") < kinds.index("ToolFinished")
         assert any(isinstance(e, ToolStarted) and e.name == "echo" for e in events)
