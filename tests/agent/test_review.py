@@ -224,6 +224,6 @@ def test_interrupted_turn_spawns_no_review(home, llm):
     script_review(llm, [SAVE_USER_PREF])
     agent = AgentSession.open(source="cli")
     stop = threading.Event()
-    for ev in agent.run_turn("talk", stop):
+    for _ev in agent.run_turn("talk", stop):
         stop.set()
     assert review_starts(llm) == []
