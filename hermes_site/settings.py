@@ -80,6 +80,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # hermes_site is not an app, so its template tags (the sanitising renderer) are named here.
+            "libraries": {"hermes_tags": "hermes_site.templatetags.hermes_tags"},
         },
     },
 ]

@@ -27,11 +27,11 @@ class CLIHome:
         env.update(extra)
         return env
 
-    def manage(self, *args: str, timeout: float = 120, input: str | None = None, **env: str):
+    def manage(self, *args: str, timeout: float = 120, input: str | None = None, env: dict[str, str] | None = None):
         return subprocess.run(
             [sys.executable, str(ROOT / "manage.py"), *args],
             cwd=ROOT,
-            env=self.env(**env),
+            env=self.env(**(env or {})),
             capture_output=True,
             text=True,
             timeout=timeout,

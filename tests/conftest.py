@@ -60,7 +60,7 @@ def llm(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
 
 
 @pytest.fixture
-def auth_client(client, db):  # type: ignore[no-untyped-def]
+def auth_client(client, db):
     """A Django test client logged in with the printed token, as a person would be."""
     from hermes_site.access import login_token
 

@@ -93,8 +93,8 @@ class ScriptedLLM:
     @property
     def base_url(self) -> str:
         assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def start(self) -> None:
         owner = self

@@ -60,7 +60,7 @@ def test_model_failure_shows_one_error_line_keeps_message_and_next_turn_works(tm
         server.push(Reply(status=500, error_message="boom"), Reply(status=500, error_message="boom"))
     else:
         server.push(Reply(text="late", delay=3), Reply(text="late", delay=3))
-    r = home.manage("chat", "--session", "s", "-m", "remember this question", **env)
+    r = home.manage("chat", "--session", "s", "-m", "remember this question", env=env)
     assert r.returncode == 1
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, r.stderr

@@ -129,7 +129,12 @@ def test_review_notice_reaches_listeners_with_summary(home, llm):
     )
     heard: list[notify.ReviewNotice] = []
     got = threading.Event()
-    unsubscribe = notify.subscribe(lambda n: (heard.append(n), got.set()))
+
+    def listener(n: notify.ReviewNotice) -> None:
+        heard.append(n)
+        got.set()
+
+    unsubscribe = notify.subscribe(listener)
     try:
         agent = AgentSession.open(source="cli")
         _turn(agent, "hi")
