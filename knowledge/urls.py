@@ -1,5 +1,10 @@
-"""Curation pages (memory, skills, search, changes, reviews, pending, overview, settings)."""
+"""Curation pages. Two URL modules so the pages can grow independently:
+`urls_curation` (memory, skills, changes, reviews, pending) and `urls_tools` (search,
+overview, settings, import/export)."""
 
-from typing import Any
+from django.urls import include, path
 
-urlpatterns: list[Any] = []
+urlpatterns = [
+    path("", include("knowledge.urls_curation")),
+    path("", include("knowledge.urls_tools")),
+]
