@@ -1,0 +1,494 @@
+"""Full-text search over stored messages (SPEC §4).
+
+Two FTS5 indexes are created by `agent/migrations/0002_fts.py`: a word index (porter +
+unicode61) and a trigram index over messages holding non-ASCII text. A query that contains
+Chinese, Japanese, Korean, Thai… characters goes to the trigram index (substring matching);
+everything else to the word index, ranked by bm25.
+
+User text never reaches `MATCH` raw: `parse_terms` turns it into a list of literal terms and
+`sanitize_query` quotes every one of them, so nothing a person types is FTS syntax.
+
+Snippets are plain text with HIGHLIGHT_START / HIGHLIGHT_END control characters around the
+matched words — never HTML — so the template layer escapes the text and adds its own markup
+(`snippet_segments`), and the agent's tool renders them as `**word**` (`snippet_to_text`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from agent.models import ChatSession, Message
+
+HIGHLIGHT_START = "\x02"
+HIGHLIGHT_END = "\x03"
+ELLIPSIS = "…"
+MAX_QUERY_CHARS = 2048
+MAX_TERMS = 32  # a pasted paragraph should not become a 300-phrase AND
+COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
+SNIPPET_TOKENS = 16
+
+FTS_TABLE = "agent_message_fts"
+TRIGRAM_TABLE = "agent_message_trigram"
+
+_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+# Characters that may join the parts of one term (docker-compose, v1.2, foo_bar, a/b, it's).
+_JOINERS = "-._/'@#&"
+# Scripts written without spaces between words: the word tokenizer would see a whole
+# sentence as one token, so these go to the trigram index.
+_UNSEGMENTED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u2fdf\u3040-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f]"
+)
+_TRIGRAM_MIN = 3  # the trigram tokenizer cannot match anything shorter
+
+
+# -- query sanitiser ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str
+    phrase: bool = False  # the person put it in double quotes
+
+    @property
+    def unsegmented(self) -> bool:
+        return bool(_UNSEGMENTED.search(self.text))
+
+
+def _clean(text: str) -> str:
+    # Control, format and surrogate characters become spaces: they are never searchable and
+    # a lone surrogate cannot even be encoded for SQLite.
+    return "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Cs") else ch for ch in text)
+
+
+def _searchable(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
+
+
+def _bare_terms(segment: str) -> list[str]:
+    """Words outside quotes: anything but letters, digits and joiners separates them."""
+    words: list[str] = []
+    current: list[str] = []
+    for ch in segment + " ":
+        if ch.isalnum() or ch in _JOINERS:
+            current.append(ch)
+        elif current:
+            words.append("".join(current).strip(_JOINERS))
+            current = []
+    return [w for w in words if _searchable(w)]
+
+
+def parse_terms(text: str) -> list[Term]:
+    """The literal terms of a query, in order, without duplicates."""
+    text = _clean(text[:MAX_QUERY_CHARS])
+    parts = text.split('"')
+    if len(parts) % 2 == 0:  # an odd number of quotes: the last one is unbalanced, drop it
+        parts[-2:] = [parts[-2] + parts[-1]]
+    terms: list[Term] = []
+    operators: list[Term] = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            phrase = " ".join(part.split())
+            if _searchable(phrase):
+                terms.append(Term(phrase, phrase=True))
+            continue
+        for word in _bare_terms(part):
+            # Bare AND/OR/NOT/NEAR mean "operator" to the person typing them; terms are
+            # already ANDed, so they are dropped — unless they are all there is.
+            (operators if word in _OPERATORS else terms).append(Term(word))
+    seen: set[str] = set()
+    unique: list[Term] = []
+    for term in terms or operators:
+        key = term.text.casefold()
+        if key not in seen:
+            seen.add(key)
+            unique.append(term)
+    return unique[:MAX_TERMS]
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def sanitize_query(text: str) -> str | None:
+    """An FTS5 MATCH expression for `text` (every term a quoted phrase), or None."""
+    terms = parse_terms(text)
+    return " ".join(_quote(t.text) for t in terms) if terms else None
+
+
+# -- snippets ------------------------------------------------------------------------------------
+
+
+def snippet_segments(snippet: str) -> list[tuple[str, bool]]:
+    """[(text, highlighted)] for templates, which escape the text and add the markup."""
+    segments: list[tuple[str, bool]] = []
+    for i, chunk in enumerate(re.split(f"[{HIGHLIGHT_START}{HIGHLIGHT_END}]", snippet)):
+        if chunk:
+            segments.append((chunk, i % 2 == 1))
+    return segments
+
+
+def snippet_to_text(snippet: str, start: str = "**", end: str = "**") -> str:
+    return snippet.replace(HIGHLIGHT_START, start).replace(HIGHLIGHT_END, end)
+
+
+def _python_snippet(text: str, needles: Sequence[str], width: int = 60) -> str:
+    """A snippet around the first occurrence of any needle (for substring-only queries)."""
+    text = " ".join(text.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_END, "").split())
+    folded = text.casefold()
+    hits = [(folded.find(n.casefold()), n) for n in needles if n]
+    hits = [(pos, n) for pos, n in hits if pos >= 0]
+    if not hits:
+        return text[: 2 * width] + (ELLIPSIS if len(text) > 2 * width else "")
+    first = min(pos for pos, _ in hits)
+    lo, hi = max(0, first - width), min(len(text), first + width)
+    window = text[lo:hi]
+    pattern = re.compile("|".join(re.escape(n) for _, n in hits), re.IGNORECASE)
+    marked = pattern.sub(lambda m: HIGHLIGHT_START + m.group(0) + HIGHLIGHT_END, window)
+    return (ELLIPSIS if lo else "") + marked + (ELLIPSIS if hi < len(text) else "")
+
+
+# -- result types ----------------------------------------------------------------------------------
+
+
+@dataclass
+class MessageHit:
+    message_id: int
+    session_id: str
+    session_title: str
+    source: str
+    role: str
+    created_at: datetime | None
+    snippet: str
+
+
+@dataclass
+class SearchPage:
+    query: str
+    results: list[MessageHit]
+    total: int  # capped at COUNT_CAP
+    total_capped: bool  # True: "COUNT_CAP+" matches
+    searchable: bool = True  # False when the query had nothing to search for
+
+    @property
+    def total_display(self) -> str:
+        return f"{self.total}+" if self.total_capped else str(self.total)
+
+
+@dataclass
+class ContextMessage:
+    message_id: int
+    role: str
+    content: str
+    created_at: datetime | None
+    tool_name: str = ""
+    is_match: bool = False
+
+
+@dataclass
+class SessionHit:
+    session_id: str
+    title: str
+    source: str
+    started_at: datetime | None
+    updated_at: datetime | None
+    message_id: int
+    snippet: str
+    context: list[ContextMessage] = field(default_factory=list)
+
+
+@dataclass
+class SessionSummary:
+    session_id: str
+    title: str
+    source: str
+    started_at: datetime | None
+    updated_at: datetime | None
+    message_count: int
+    preview: str
+
+
+# -- SQL building ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Filters:
+    date_from: date | datetime | None = None
+    date_to: date | datetime | None = None
+    roles: Sequence[str] | None = None
+    sources: Sequence[str] | None = None
+    exclude_session_id: str | None = None
+    session_id: str | None = None
+
+
+def _bound(value: date | datetime, *, end: bool) -> str:
+    """A stored-format timestamp; a plain date means the whole day (local time)."""
+    if not isinstance(value, datetime):
+        value = datetime.combine(value + timedelta(days=1) if end else value, time.min)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value)
+    return str(connection.ops.adapt_datetimefield_value(value))
+
+
+def _filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if f.date_from is not None:
+        where.append("m.created_at >= %s")
+        params.append(_bound(f.date_from, end=False))
+    if f.date_to is not None:
+        # A datetime bound is inclusive; a date bound covers that whole day.
+        where.append("m.created_at <= %s" if isinstance(f.date_to, datetime) else "m.created_at < %s")
+        params.append(_bound(f.date_to, end=True))
+    if f.roles:
+        where.append(f"m.role IN ({', '.join(['%s'] * len(f.roles))})")
+        params.extend(f.roles)
+    if f.sources:
+        where.append(f"s.source IN ({', '.join(['%s'] * len(f.sources))})")
+        params.extend(f.sources)
+    if f.exclude_session_id:
+        where.append("m.session_id <> %s")
+        params.append(f.exclude_session_id)
+    if f.session_id:
+        where.append("m.session_id = %s")
+        params.append(f.session_id)
+    return where, params
+
+
+@dataclass
+class _Plan:
+    """The FROM/WHERE/ORDER of one query, for whichever index fits its terms."""
+
+    table: str
+    where: list[str]
+    params: list[Any]
+    rank: str  # an expression: smaller is better
+    snippet: str | None  # SQL for the snippet, or None to build it in Python
+    needles: list[str]
+    match: str | None
+
+    @property
+    def from_sql(self) -> str:
+        return (
+            f"{self.table} JOIN agent_message m ON m.id = {self.table}.rowid "
+            "JOIN agent_chatsession s ON s.id = m.session_id"
+        )
+
+    @property
+    def where_sql(self) -> str:
+        return " AND ".join(self.where)
+
+
+def _snippet_sql(table: str) -> str:
+    return f"snippet({table}, -1, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS})"
+
+
+def _plan(terms: list[Term], filters: Filters) -> _Plan:
+    where, params = _filter_sql(filters)
+    if not any(t.unsegmented for t in terms):
+        words = " ".join(_quote(t.text) for t in terms)
+        return _Plan(
+            FTS_TABLE, [f"{FTS_TABLE} MATCH %s", *where], [words, *params],
+            f"{FTS_TABLE}.rank", _snippet_sql(FTS_TABLE), [], words,
+        )  # fmt: skip
+    # Trigram index: terms of 3+ characters through MATCH (substring), shorter ones by a
+    # scan of the trigram table, which holds only the messages with non-ASCII text.
+    long_terms = [t.text for t in terms if len(t.text) >= _TRIGRAM_MIN]
+    short_terms = [t.text for t in terms if len(t.text) < _TRIGRAM_MIN]
+    pre: list[str] = []
+    pre_params: list[Any] = []
+    match = " ".join(_quote(t) for t in long_terms) if long_terms else None
+    if match:
+        pre.append(f"{TRIGRAM_TABLE} MATCH %s")
+        pre_params.append(match)
+    for term in short_terms:
+        pre.append(
+            f"(instr(lower({TRIGRAM_TABLE}.content), lower(%s)) > 0"
+            f" OR instr(lower(coalesce({TRIGRAM_TABLE}.tool_args, '')), lower(%s)) > 0)"
+        )
+        pre_params.extend([term, term])
+    return _Plan(
+        TRIGRAM_TABLE, pre + where, pre_params + params,
+        f"{TRIGRAM_TABLE}.rank" if match else "-m.id",
+        _snippet_sql(TRIGRAM_TABLE) if match else None,
+        short_terms if match else [t.text for t in terms], match,
+    )  # fmt: skip
+
+
+def _to_datetime(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    dt = value if isinstance(value, datetime) else parse_datetime(str(value))
+    if dt is not None and timezone.is_naive(dt):
+        dt = timezone.make_aware(dt, UTC)
+    return dt
+
+
+def _fix_snippet(plan: _Plan, snippet: str | None, content: str) -> str:
+    if plan.snippet is None or not snippet:
+        return _python_snippet(content, plan.needles)
+    return snippet
+
+
+# -- public API ---------------------------------------------------------------------------------------
+
+
+def search_messages(
+    query: str,
+    *,
+    limit: int = 20,
+    offset: int = 0,
+    date_from: date | datetime | None = None,
+    date_to: date | datetime | None = None,
+    roles: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+    exclude_session_id: str | None = None,
+    session_id: str | None = None,
+) -> SearchPage:
+    """One page of matching messages, best first, with a capped total count."""
+    terms = parse_terms(query or "")
+    if not terms:
+        return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
+    filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
+    plan = _plan(terms, filters)
+    # Substring-only queries have no MATCH for snippet(); their snippet is built from content.
+    snippet_cols = f"{plan.snippet}, ''" if plan.snippet else "'', m.content"
+    sql = (
+        f"SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, {snippet_cols} "
+        f"FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.rank} LIMIT %s OFFSET %s"
+    )
+    count_sql = f"SELECT count(*) FROM (SELECT 1 FROM {plan.from_sql} WHERE {plan.where_sql} LIMIT %s)"
+    with connection.cursor() as cur:
+        cur.execute(sql, [*plan.params, max(1, limit), max(0, offset)])
+        rows = cur.fetchall()
+        cur.execute(count_sql, [*plan.params, COUNT_CAP + 1])
+        (total,) = cur.fetchone()
+    results = [
+        MessageHit(
+            message_id=mid,
+            session_id=sid,
+            session_title=title or name or "New chat",
+            source=source,
+            role=role,
+            created_at=_to_datetime(created),
+            snippet=_fix_snippet(plan, snippet, content),
+        )
+        for mid, sid, title, name, source, role, created, snippet, content in rows
+    ]
+    return SearchPage(query=query, results=results, total=min(total, COUNT_CAP), total_capped=total > COUNT_CAP)
+
+
+def search_sessions(
+    query: str,
+    *,
+    limit: int = 3,
+    exclude_session_id: str | None = None,
+    session_id: str | None = None,
+    context: int = 2,
+    roles: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+    date_from: date | datetime | None = None,
+    date_to: date | datetime | None = None,
+) -> list[SessionHit]:
+    """Sessions ranked by their best-matching message, each with the messages around it."""
+    terms = parse_terms(query or "")
+    if not terms:
+        return []
+    plan = _plan(terms, Filters(date_from, date_to, roles, sources, exclude_session_id, session_id))
+    # SQLite's bare-column rule: with one min() aggregate, m.id comes from the row holding
+    # the minimum, i.e. the best match of each session.
+    sql = (
+        f"SELECT m.session_id, m.id, min({plan.rank}) AS best FROM {plan.from_sql} "
+        f"WHERE {plan.where_sql} GROUP BY m.session_id ORDER BY best LIMIT %s"
+    )
+    with connection.cursor() as cur:
+        cur.execute(sql, [*plan.params, max(1, limit)])
+        best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
+        snippets = _snippets_for(cur, plan, [mid for _, mid in best])
+    sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
+    hits: list[SessionHit] = []
+    for sid, mid in best:
+        s = sessions.get(sid)
+        if s is None:  # deleted between the two queries
+            continue
+        hits.append(
+            SessionHit(
+                session_id=sid,
+                title=s.display_title,
+                source=s.source,
+                started_at=s.started_at,
+                updated_at=s.updated_at,
+                message_id=mid,
+                snippet=snippets.get(mid, ""),
+                context=messages_around(sid, mid, before=context, after=context),
+            )
+        )
+    return hits
+
+
+def _snippets_for(cur: Any, plan: _Plan, message_ids: list[int]) -> dict[int, str]:
+    if not message_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(message_ids))
+    if plan.snippet is not None and plan.match is not None:
+        cur.execute(
+            f"SELECT rowid, {plan.snippet} FROM {plan.table} WHERE {plan.table} MATCH %s AND rowid IN ({marks})",
+            [plan.match, *message_ids],
+        )
+        found = {mid: snip for mid, snip in cur.fetchall() if snip}
+    else:
+        found = {}
+    missing = [mid for mid in message_ids if mid not in found]
+    for m in Message.objects.filter(id__in=missing).only("id", "content"):
+        found[m.id] = _python_snippet(m.content, plan.needles or [])
+    return found
+
+
+def messages_around(session_id: str, message_id: int, *, before: int = 2, after: int = 2) -> list[ContextMessage]:
+    """The matching message with up to `before` / `after` neighbours in its session."""
+    base = Message.objects.filter(session_id=session_id).only("id", "role", "content", "tool_name", "created_at")
+    rows = list(reversed(base.filter(id__lt=message_id).order_by("-id")[:before]))
+    rows += list(base.filter(id__gte=message_id).order_by("id")[: after + 1])
+    return [
+        ContextMessage(m.id, m.role, m.content, m.created_at, m.tool_name, is_match=m.id == message_id) for m in rows
+    ]
+
+
+def recent_sessions(
+    limit: int = 10, exclude_session_id: str | None = None, sources: Sequence[str] | None = None
+) -> list[SessionSummary]:
+    """Most recently active sessions that have at least one message."""
+    messages = Message.objects.filter(session=OuterRef("pk"))
+    qs = ChatSession.objects.filter(Exists(messages))
+    if exclude_session_id:
+        qs = qs.exclude(id=exclude_session_id)
+    if sources:
+        qs = qs.filter(source__in=list(sources))
+    # Correlated subqueries (not a JOIN + GROUP BY) so only the returned sessions are counted.
+    qs = qs.annotate(
+        n_messages=Subquery(messages.order_by().values("session").annotate(c=Count("id")).values("c")[:1]),
+        first_user=Subquery(messages.filter(role="user").order_by("id").values("content")[:1]),
+    ).order_by("-updated_at")[: max(1, limit)]
+    return [
+        SessionSummary(
+            session_id=s.id,
+            title=s.display_title,
+            source=s.source,
+            started_at=s.started_at,
+            updated_at=s.updated_at,
+            message_count=s.n_messages or 0,
+            preview=" ".join((s.first_user or "").split())[:200],
+        )
+        for s in qs
+    ]
