@@ -1,0 +1,153 @@
+"""The `memory` tool (SPEC §2): the model's way to write MEMORY.md and USER.md.
+
+All the rules live in `knowledge.memory_store.MemoryStore`; this module only validates the
+model's arguments, refuses disabled targets, stages review writes when write approval is on,
+and turns the store's result dicts into JSON strings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from agent.tools.registry import Tool, ToolContext, error_result
+from knowledge.memory_store import TARGETS, MemoryStore, OpError, parse_operations
+from knowledge.models import PendingWrite
+from knowledge.provenance import Provenance
+
+TOOL_NAME = "memory"
+
+DESCRIPTION = (
+    "Save durable facts to your persistent memory, which is shown to you at the start of every future "
+    "session. target 'user' is the user profile: who the user is, their preferences, communication style "
+    "and habits. target 'memory' is your own notes: environment facts, project conventions, tool quirks, "
+    "lessons learned. Save what will still matter next week; skip temporary task state. "
+    "Actions: 'add' (content = one self-contained entry), 'replace' (old_text = a short substring that "
+    "identifies one entry, content = its new full text), 'remove' (old_text identifies the entry). "
+    "Use 'operations' to apply several actions at once, atomically. Memory has a character limit: when "
+    "it is full, consolidate (merge or shorten entries with replace, drop stale ones with remove). "
+    "Writes are saved immediately but appear in the system prompt only from the next session."
+)
+
+_OPERATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+        "content": {"type": "string", "description": "New entry text (add, replace)."},
+        "old_text": {"type": "string", "description": "Short unique substring of the entry (replace, remove)."},
+    },
+    "required": ["action"],
+}
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "target": {
+            "type": "string",
+            "enum": ["memory", "user"],
+            "description": "'memory' for your notes, 'user' for the user profile.",
+        },
+        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+        "content": {"type": "string", "description": "The entry's text, for add and replace."},
+        "old_text": {
+            "type": "string",
+            "description": "A short substring that identifies exactly one existing entry, for replace and remove.",
+        },
+        "operations": {
+            "type": "array",
+            "description": "Several actions applied together (all or nothing); use instead of action.",
+            "items": _OPERATION_SCHEMA,
+        },
+    },
+    "required": ["target"],
+}
+
+_PENDING_MESSAGES = {"memory": "Memory update awaiting approval", "user": "User profile update awaiting approval"}
+
+
+def _operations(args: dict[str, Any]) -> list[Any]:
+    """The model's call as a list of operations (the single form is a batch of one)."""
+    ops = args.get("operations")
+    if ops is not None:
+        if not isinstance(ops, list) or not ops:
+            raise OpError("'operations' must be a non-empty list of {action, content?, old_text?} objects.")
+        if args.get("action"):
+            raise OpError("Pass either 'action' or 'operations', not both.")
+        return ops
+    if not args.get("action"):
+        raise OpError("Missing 'action': use 'add', 'replace' or 'remove' (or pass 'operations').")
+    return [{k: args[k] for k in ("action", "content", "old_text") if k in args}]
+
+
+def _validate(args: dict[str, Any], store: MemoryStore) -> tuple[str, list[Any]] | str:
+    """(target, operations) or an error result string."""
+    target = args.get("target")
+    if target not in TARGETS:
+        return error_result(f"'target' is required and must be 'memory' or 'user' (got {target!r}).")
+    if not store.is_enabled(target):
+        return error_result(f"The {TARGETS[target].label.lower()} is disabled in the configuration; nothing was saved.")
+    try:
+        operations = _operations(args)
+        # Validates and threat-scans now, so bad or hostile content is never staged for approval.
+        parse_operations(operations)
+    except OpError as err:
+        return error_result(err.message, target=target, **err.extra)
+    return target, operations
+
+
+def _stage(args: dict[str, Any], target: str, operations: list[Any], ctx: ToolContext) -> str:
+    pending = PendingWrite.objects.create(
+        kind="memory",
+        tool_name=TOOL_NAME,
+        arguments=args,
+        session_id=ctx.session_id,
+        review_id=ctx.review_id,
+    )
+    action = str(operations[0].get("action")) if len(operations) == 1 else "batch"
+    return json.dumps(
+        {
+            "success": True,
+            "changed": True,
+            "pending": True,
+            "target": target,
+            "action": action,
+            "message": _PENDING_MESSAGES[target],
+            "pending_id": pending.pk,
+        },
+        ensure_ascii=False,
+    )
+
+
+def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
+    def handler(args: dict[str, Any], ctx: ToolContext) -> str:
+        store = store_factory()
+        checked = _validate(args, store)
+        if isinstance(checked, str):
+            return checked
+        target, operations = checked
+        if ctx.stage_writes.get("memory"):
+            return _stage(args, target, operations, ctx)
+        result = store.apply(target, operations, ctx.provenance(), ctx.turn_state)
+        return json.dumps(result, ensure_ascii=False)
+
+    return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler)
+
+
+def make_tool() -> Tool:
+    return memory_tool()
+
+
+def apply_pending(pending: PendingWrite, prov: Provenance, store: MemoryStore | None = None) -> str:
+    """Apply an approved pending memory write through the store; returns the tool-style JSON result.
+
+    The caller (the approval view) owns the PendingWrite's status; it can pass edited
+    `arguments` by updating them before calling this.
+    """
+    store = store or MemoryStore()
+    args = pending.arguments if isinstance(pending.arguments, dict) else {}
+    checked = _validate(args, store)
+    if isinstance(checked, str):
+        return checked
+    target, operations = checked
+    return json.dumps(store.apply(target, operations, prov), ensure_ascii=False)
