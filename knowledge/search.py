@@ -36,6 +36,9 @@ MAX_QUERY_CHARS = 2048
 MAX_TERMS = 32  # a pasted paragraph should not become a 300-phrase AND
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
 SNIPPET_TOKENS = 16
+# Ranking happens inside the index first; only this many best rows are joined to messages
+# and sessions (joining every hit of a common word is what makes a naive query slow).
+CANDIDATES = 500
 
 FTS_TABLE = "agent_message_fts"
 TRIGRAM_TABLE = "agent_message_trigram"
@@ -271,8 +274,10 @@ class _Plan:
     """The FROM/WHERE/ORDER of one query, for whichever index fits its terms."""
 
     table: str
-    where: list[str]
-    params: list[Any]
+    index_where: list[str]  # conditions on the FTS table alone
+    index_params: list[Any]
+    filter_where: list[str]  # conditions on the message / session
+    filter_params: list[Any]
     rank: str  # an expression: smaller is better
     snippet: str | None  # SQL for the snippet, or None to build it in Python
     needles: list[str]
@@ -287,7 +292,24 @@ class _Plan:
 
     @property
     def where_sql(self) -> str:
-        return " AND ".join(self.where)
+        return " AND ".join(self.index_where + self.filter_where)
+
+    @property
+    def params(self) -> list[Any]:
+        return self.index_params + self.filter_params
+
+    def ranked_from(self, candidates: int) -> tuple[str, list[Any]]:
+        """FROM clause over the `candidates` best rows by rank, and its parameters."""
+        sql = (
+            f"(SELECT rowid AS mid, rank AS r FROM {self.table} WHERE {' AND '.join(self.index_where)} "
+            "ORDER BY rank LIMIT %s) hits JOIN agent_message m ON m.id = hits.mid "
+            "JOIN agent_chatsession s ON s.id = m.session_id"
+        )
+        return sql, [*self.index_params, candidates]
+
+    @property
+    def filter_sql(self) -> str:
+        return f"WHERE {' AND '.join(self.filter_where)}" if self.filter_where else ""
 
 
 def _snippet_sql(table: str) -> str:
@@ -299,7 +321,7 @@ def _plan(terms: list[Term], filters: Filters) -> _Plan:
     if not any(t.unsegmented for t in terms):
         words = " ".join(_quote(t.text) for t in terms)
         return _Plan(
-            FTS_TABLE, [f"{FTS_TABLE} MATCH %s", *where], [words, *params],
+            FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params,
             f"{FTS_TABLE}.rank", _snippet_sql(FTS_TABLE), [], words,
         )  # fmt: skip
     # Trigram index: terms of 3+ characters through MATCH (substring), shorter ones by a
@@ -319,7 +341,7 @@ def _plan(terms: list[Term], filters: Filters) -> _Plan:
         )
         pre_params.extend([term, term])
     return _Plan(
-        TRIGRAM_TABLE, pre + where, pre_params + params,
+        TRIGRAM_TABLE, pre, pre_params, where, params,
         f"{TRIGRAM_TABLE}.rank" if match else "-m.id",
         _snippet_sql(TRIGRAM_TABLE) if match else None,
         short_terms if match else [t.text for t in terms], match,
@@ -333,12 +355,6 @@ def _to_datetime(value: Any) -> datetime | None:
     if dt is not None and timezone.is_naive(dt):
         dt = timezone.make_aware(dt, UTC)
     return dt
-
-
-def _fix_snippet(plan: _Plan, snippet: str | None, content: str) -> str:
-    if plan.snippet is None or not snippet:
-        return _python_snippet(content, plan.needles)
-    return snippet
 
 
 # -- public API ---------------------------------------------------------------------------------------
@@ -362,18 +378,29 @@ def search_messages(
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     plan = _plan(terms, filters)
-    # Substring-only queries have no MATCH for snippet(); their snippet is built from content.
-    snippet_cols = f"{plan.snippet}, ''" if plan.snippet else "'', m.content"
-    sql = (
-        f"SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, {snippet_cols} "
-        f"FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.rank} LIMIT %s OFFSET %s"
-    )
+    limit, offset = max(1, limit), max(0, offset)
+    columns = "m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content"
     count_sql = f"SELECT count(*) FROM (SELECT 1 FROM {plan.from_sql} WHERE {plan.where_sql} LIMIT %s)"
     with connection.cursor() as cur:
-        cur.execute(sql, [*plan.params, max(1, limit), max(0, offset)])
-        rows = cur.fetchall()
         cur.execute(count_sql, [*plan.params, COUNT_CAP + 1])
         (total,) = cur.fetchone()
+        rows: list[tuple[Any, ...]] = []
+        if plan.match is not None:
+            frm, params = plan.ranked_from(max(CANDIDATES, 4 * (offset + limit)))
+            cur.execute(
+                f"SELECT {columns} FROM {frm} {plan.filter_sql} ORDER BY hits.r LIMIT %s OFFSET %s",
+                [*params, *plan.filter_params, limit, offset],
+            )
+            rows = cur.fetchall()
+        # The filters removed too many of the best candidates (or there is no rank): the
+        # exact query over every hit.
+        if len(rows) < limit and min(total, COUNT_CAP + 1) > offset + len(rows):
+            cur.execute(
+                f"SELECT {columns} FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.rank} LIMIT %s OFFSET %s",
+                [*plan.params, limit, offset],
+            )
+            rows = cur.fetchall()
+        snippets = _snippets_for(cur, plan, [row[0] for row in rows])
     results = [
         MessageHit(
             message_id=mid,
@@ -382,9 +409,9 @@ def search_messages(
             source=source,
             role=role,
             created_at=_to_datetime(created),
-            snippet=_fix_snippet(plan, snippet, content),
+            snippet=snippets.get(mid) or _python_snippet(content, plan.needles),
         )
-        for mid, sid, title, name, source, role, created, snippet, content in rows
+        for mid, sid, title, name, source, role, created, content in rows
     ]
     return SearchPage(query=query, results=results, total=min(total, COUNT_CAP), total_capped=total > COUNT_CAP)
 
@@ -408,13 +435,24 @@ def search_sessions(
     plan = _plan(terms, Filters(date_from, date_to, roles, sources, exclude_session_id, session_id))
     # SQLite's bare-column rule: with one min() aggregate, m.id comes from the row holding
     # the minimum, i.e. the best match of each session.
-    sql = (
-        f"SELECT m.session_id, m.id, min({plan.rank}) AS best FROM {plan.from_sql} "
-        f"WHERE {plan.where_sql} GROUP BY m.session_id ORDER BY best LIMIT %s"
-    )
+    limit = max(1, limit)
     with connection.cursor() as cur:
-        cur.execute(sql, [*plan.params, max(1, limit)])
-        best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
+        best: list[tuple[str, int]] = []
+        if plan.match is not None:
+            frm, params = plan.ranked_from(CANDIDATES * 4)
+            cur.execute(
+                f"SELECT m.session_id, m.id, min(hits.r) AS best FROM {frm} {plan.filter_sql} "
+                "GROUP BY m.session_id ORDER BY best LIMIT %s",
+                [*params, *plan.filter_params, limit],
+            )
+            best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
+        if len(best) < limit:  # fewer sessions among the best candidates: ask exactly
+            cur.execute(
+                f"SELECT m.session_id, m.id, min({plan.rank}) AS best FROM {plan.from_sql} "
+                f"WHERE {plan.where_sql} GROUP BY m.session_id ORDER BY best LIMIT %s",
+                [*plan.params, limit],
+            )
+            best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
         snippets = _snippets_for(cur, plan, [mid for _, mid in best])
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
     hits: list[SessionHit] = []

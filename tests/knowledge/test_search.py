@@ -255,3 +255,17 @@ def test_any_text_searches_without_error(text: str) -> None:
     page = search_messages(text, roles=["user"], sources=["web"], exclude_session_id="x")
     assert page.total >= len(page.results)
     search_sessions(text, limit=3)
+
+
+def test_filters_still_exact_when_the_best_candidates_are_filtered_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import knowledge.search as search
+
+    monkeypatch.setattr(search, "CANDIDATES", 1)  # only the single best hit is pre-ranked
+    here, other = _session("here"), _session("other")
+    for _ in range(5):
+        _msg(here, "rabbitmq rabbitmq rabbitmq queue", role="assistant")
+    wanted = _msg(other, "a rabbitmq question among many other words in a long sentence", role="user")
+    assert _ids(search_messages("rabbitmq", roles=["user"]).results) == [wanted.id]
+    assert _ids(search_messages("rabbitmq", exclude_session_id=here.id).results) == [wanted.id]
+    assert [h.session_id for h in search_sessions("rabbitmq", limit=2)] == [here.id, other.id]
+    assert [h.message_id for h in search_sessions("rabbitmq", roles=["user"])] == [wanted.id]
