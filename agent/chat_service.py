@@ -169,6 +169,8 @@ def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
         for event in agent.run_turn(text, interrupt):
             frame = event_frame(event)
             if frame is not None:
+                if frame["type"] == "saved":
+                    frame["title"] = agent.session.display_title  # the first message titles the chat
                 emit(frame)
     except InputTooLarge as exc:
         emit({"type": "error", "error": str(exc), "retry": False})
@@ -262,7 +264,7 @@ def conversation(session: ChatSession) -> list[Item]:
                 items.append(Item("tool", message_id=msg.pk, tool=card))
         elif msg.role == "tool" and msg.tool_call_id in cards:
             card, asked = cards[msg.tool_call_id]
-            card.result = msg.content[:MAX_RESULT_CHARS]
+            card.result = _pretty(msg.content[:MAX_RESULT_CHARS])
             card.ok = '"success":false' not in msg.content[:60].replace(" ", "")
             # Durations are not stored; the gap between the call and its result is close to it.
             card.duration = max(0.0, (msg.created_at - asked.created_at).total_seconds())

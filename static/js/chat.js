@@ -163,7 +163,7 @@
       card.classList.toggle("tool-failed", !f.ok);
       card.querySelector(".tool-status").textContent = f.ok ? "ok" : "failed";
       card.querySelector(".tool-duration").textContent = Number(f.duration).toFixed(2) + " s";
-      card.querySelector(".tool-result").textContent = f.result;
+      card.querySelector(".tool-result").textContent = pretty(f.result);
     },
     done: function (f) {
       if (!turn) return;
@@ -192,6 +192,11 @@
     saved: function (f) {
       showCounters(f.turns_until_memory_review, f.iters_until_skill_review);
       if (f.review_running) setReviewRunning(true);
+      const title = document.getElementById("chat-title-text");
+      if (f.title && title) {
+        title.textContent = f.title;
+        document.title = f.title + " · Hermes";
+      }
       if (window.htmx) window.htmx.trigger(document.body, "sessions-changed"); // the title may be new
     },
     ready: function () {

@@ -134,7 +134,11 @@ def test_slash_endpoint_lists_enabled_skills_only(auth_client, home):
 def test_setup_form_saves_model_settings_but_no_key(auth_client, home):
     resp = auth_client.post(
         "/setup/model/",
-        {"base_url": "https://openrouter.ai/api/v1", "model": "openai/gpt-4o-mini", "api_key_env": "OPENROUTER_API_KEY"},
+        {
+            "base_url": "https://openrouter.ai/api/v1",
+            "model": "openai/gpt-4o-mini",
+            "api_key_env": "OPENROUTER_API_KEY",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert resp.status_code == 200 and "Saved to" in resp.content.decode()

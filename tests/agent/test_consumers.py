@@ -76,7 +76,9 @@ async def test_a_turn_streams_frames_in_order_and_stores_the_conversation(llm, o
     assert by_type["done"]["interrupted"] is False
     saved = by_type["saved"]
     assert saved["turns_until_memory_review"] == 9 and saved["iters_until_skill_review"] == 8
-    roles = await sync_to_async(lambda: list(Message.objects.filter(session_id=session_id).values_list("role", flat=True)))()
+    roles = await sync_to_async(
+        lambda: list(Message.objects.filter(session_id=session_id).values_list("role", flat=True))
+    )()
     assert roles == ["user", "assistant", "tool", "assistant"]
     await comm.disconnect()
 
@@ -164,7 +166,9 @@ async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home,
     write_config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
     llm.when(
         lambda body: REVIEW_PROMPT in last_user_text(body) and body["messages"][-1]["role"] == "user",
-        Reply(tool_calls=[{"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Likes tea"}}]),
+        Reply(
+            tool_calls=[{"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Likes tea"}}]
+        ),
     )
     llm.default = lambda body: Reply(text="done" if body["messages"][-1]["role"] == "tool" else "noted")
     tabs = [await _open("/ws/notify/", owner) for _ in range(2)]
