@@ -1,0 +1,24 @@
+"""`python manage.py export_hermes OUT.tar.gz`: memories, skills, sessions and messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from knowledge import transfer
+
+
+class Command(BaseCommand):
+    help = "Export memories, skills and all sessions (JSON lines) as one .tar.gz."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("out", help="the archive to write, e.g. hermes-export.tar.gz")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        out = Path(options["out"]).expanduser()
+        if not out.parent.is_dir():
+            raise CommandError(f"The folder {out.parent} does not exist.")
+        counts = transfer.export_to_path(out)
+        self.stdout.write(f"Wrote {out}: {counts['sessions']} sessions, {counts['messages']} messages.")

@@ -1,0 +1,472 @@
+"""Import an existing Hermes Agent home, and export everything as one archive (SPEC §7).
+
+Import writes only through the stores (MemoryStore.add, SkillStore.create / write_file) with
+Provenance(actor="import"), so the lock, limits, threat scan and change log all apply. Every
+change of one import carries the id of a ReviewRun(trigger="import"): the change log's
+"undo everything one review did" then undoes the whole import as one unit, and the import
+shows in the review history with what it changed.
+
+Archives come from people's uploads, so extraction is defensive: members are written one by
+one under a fresh folder, refusing absolute paths, `..`, links and special files (zip-slip),
+with caps on member count and on the bytes actually written (a zip's declared sizes can lie).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from django.utils import timezone
+
+from agent.models import ChatSession, Message, ReviewRun
+from knowledge import changelog
+from knowledge.memory_store import TARGETS, MemoryStore, parse
+from knowledge.models import KnowledgeChange, SkillUsage
+from knowledge.provenance import Provenance
+from knowledge.skill_format import MAX_FILE_BYTES, MAX_SKILL_CHARS, SKILL_FILE, SUPPORT_DIRS, SkillError
+from knowledge.skills import LOCK_FILE, SkillStore
+
+MAX_ARCHIVE_BYTES = 50 * 1024 * 1024  # uncompressed total, and the upload size
+MAX_MEMBERS = 5000
+IMPORT_TRIGGER = "import"
+_CHUNK = 64 * 1024
+
+
+class TransferError(Exception):
+    """An import or export that cannot go ahead; the message is shown to the person."""
+
+
+# -- reports ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Item:
+    """One thing the import looked at and what became of it."""
+
+    kind: str  # memory | user | skill | file
+    name: str  # entry preview, skill name or skill/file path
+    outcome: str  # added | duplicate | rejected | skipped
+    reason: str = ""
+
+
+@dataclass
+class ImportReport:
+    source: str
+    run_id: int | None = None
+    items: list[Item] = field(default_factory=list)
+
+    def count(self, outcome: str, kinds: tuple[str, ...] = ("memory", "user", "skill", "file")) -> int:
+        return sum(1 for i in self.items if i.outcome == outcome and i.kind in kinds)
+
+    @property
+    def problems(self) -> list[Item]:
+        return [i for i in self.items if i.outcome in ("rejected", "skipped")]
+
+    @property
+    def summary(self) -> str:
+        return (
+            f"Import from {self.source}: {self.count('added', ('memory',))} memory and "
+            f"{self.count('added', ('user',))} user-profile entries added, {self.count('added', ('skill',))} skills "
+            f"and {self.count('added', ('file',))} supporting files created; {self.count('duplicate')} duplicates "
+            f"skipped, {len(self.problems)} not imported"
+        )
+
+    def to_json(self) -> list[dict[str, str]]:
+        return [asdict(i) for i in self.items]
+
+
+# -- archives ---------------------------------------------------------------------------------
+
+
+def _safe_member_path(name: str) -> PurePosixPath:
+    if "\x00" in name or "\\" in name:
+        raise TransferError(f"Archive member {name!r} has a NUL or backslash in its name; refusing the archive.")
+    path = PurePosixPath(name)
+    if path.is_absolute() or name.startswith("/") or any(p == ".." for p in path.parts):
+        raise TransferError(f"Archive member {name!r} points outside the archive (zip-slip); refusing the archive.")
+    parts = [p for p in path.parts if p not in ("", ".")]
+    return PurePosixPath(*parts) if parts else PurePosixPath(".")
+
+
+class _Budget:
+    def __init__(self, max_bytes: int, max_members: int) -> None:
+        self.bytes_left = max_bytes
+        self.members_left = max_members
+        self.max_bytes = max_bytes
+
+    def member(self) -> None:
+        self.members_left -= 1
+        if self.members_left < 0:
+            raise TransferError(f"The archive has more than {MAX_MEMBERS} members; refusing it.")
+
+    def copy(self, src: IO[bytes], dest: Path) -> None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with dest.open("xb") as out:  # "x": never overwrite or follow something already there
+            while chunk := src.read(_CHUNK):
+                self.bytes_left -= len(chunk)
+                if self.bytes_left < 0:
+                    mb = self.max_bytes // (1024 * 1024)
+                    raise TransferError(f"The archive unpacks to more than {mb} MB; refusing it.")
+                out.write(chunk)
+
+
+def _extract_zip(fh: IO[bytes], dest: Path, budget: _Budget) -> None:
+    with zipfile.ZipFile(fh) as zf:
+        for info in zf.infolist():
+            budget.member()
+            rel = _safe_member_path(info.filename)
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                raise TransferError(f"Archive member {info.filename!r} is a symbolic link; refusing the archive.")
+            if info.is_dir() or rel == PurePosixPath("."):
+                (dest / rel).mkdir(parents=True, exist_ok=True)
+                continue
+            with zf.open(info) as src:
+                budget.copy(src, dest / rel)
+
+
+def _extract_tar(fh: IO[bytes], dest: Path, budget: _Budget) -> None:
+    with tarfile.open(fileobj=fh, mode="r:*") as tf:
+        for member in tf:
+            budget.member()
+            rel = _safe_member_path(member.name)
+            if member.issym() or member.islnk():
+                raise TransferError(f"Archive member {member.name!r} is a link; refusing the archive.")
+            if member.isdir():
+                (dest / rel).mkdir(parents=True, exist_ok=True)
+                continue
+            if not member.isfile():
+                raise TransferError(f"Archive member {member.name!r} is not a regular file; refusing the archive.")
+            src = tf.extractfile(member)
+            if src is None:
+                raise TransferError(f"Archive member {member.name!r} cannot be read.")
+            with src:
+                budget.copy(src, dest / rel)
+
+
+def extract_archive(fh: IO[bytes], dest: Path, max_bytes: int = MAX_ARCHIVE_BYTES) -> Path:
+    """Unpack a .zip or .tar(.gz) safely into `dest`; return the Hermes home inside it."""
+    budget = _Budget(max_bytes, MAX_MEMBERS)
+    try:
+        if zipfile.is_zipfile(fh):
+            fh.seek(0)
+            _extract_zip(fh, dest, budget)
+        else:
+            fh.seek(0)
+            _extract_tar(fh, dest, budget)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        raise TransferError(f"This is not a readable .zip or .tar.gz archive ({exc}).") from exc
+    except FileExistsError as exc:
+        raise TransferError(f"The archive lists {exc.filename!r} twice; refusing it.") from exc
+    return find_home(dest)
+
+
+def _looks_like_home(folder: Path) -> bool:
+    mem = folder / "memories"
+    if any((mem / t.filename).is_file() for t in TARGETS.values()):
+        return True
+    skills = folder / "skills"
+    return skills.is_dir() and (any(skills.glob("*/SKILL.md")) or any(skills.glob("*/*/SKILL.md")))
+
+
+def find_home(folder: Path) -> Path:
+    """`folder` or its single top-level subfolder (archives often wrap `.hermes/`)."""
+    if _looks_like_home(folder):
+        return folder
+    children = [c for c in folder.iterdir() if not c.name.startswith("__MACOSX")] if folder.is_dir() else []
+    if len(children) == 1 and children[0].is_dir() and not children[0].is_symlink() and _looks_like_home(children[0]):
+        return children[0]
+    raise TransferError(
+        f"'{folder.name or folder}' is not a Hermes home: expected memories/MEMORY.md, memories/USER.md or "
+        "skills/[<category>/]<name>/SKILL.md inside it."
+    )
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+def _read_text(path: Path, limit: int) -> str:
+    if path.is_symlink() or not path.is_file():
+        raise TransferError(f"'{path.name}' is not a regular file")
+    if path.stat().st_size > limit:
+        raise TransferError(f"'{path.name}' is larger than {limit:,} bytes")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TransferError(f"'{path.name}' is not UTF-8 text") from exc
+
+
+def _import_memories(src: Path, prov: Provenance, report: ImportReport) -> None:
+    store = MemoryStore()
+    for target, spec in TARGETS.items():
+        path = src / "memories" / spec.filename
+        if not path.exists():
+            continue
+        try:
+            entries = parse(_read_text(path, MAX_ARCHIVE_BYTES))
+        except TransferError as exc:
+            report.items.append(Item(target, spec.filename, "skipped", str(exc)))
+            continue
+        for entry in entries:
+            name = entry if len(entry) <= 80 else entry[:80] + "…"
+            result = store.add(target, entry, prov)
+            if not result.get("success"):
+                report.items.append(Item(target, name, "rejected", str(result.get("error", ""))))
+            elif result.get("changed"):
+                report.items.append(Item(target, name, "added"))
+            else:
+                report.items.append(Item(target, name, "duplicate", "already in this home"))
+
+
+def _skill_folders(skills: Path) -> Iterator[tuple[str, Path]]:
+    """(category, folder) like SkillStore's layout: top-level skills, then category/<skill>."""
+    if not skills.is_dir() or skills.is_symlink():
+        return
+    for top in sorted(p for p in skills.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if (top / SKILL_FILE).exists():
+            yield "", top
+            continue
+        for sub in sorted(p for p in top.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if (sub / SKILL_FILE).exists():
+                yield top.name, sub
+
+
+def _supporting_files(folder: Path) -> Iterator[tuple[str, Path]]:
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fn in sorted(filenames):
+            path = Path(dirpath, fn)
+            rel = path.relative_to(folder).as_posix()
+            if rel != SKILL_FILE and not fn.startswith("."):
+                yield rel, path
+
+
+def _import_skill(store: SkillStore, category: str, folder: Path, prov: Provenance, report: ImportReport) -> None:
+    name = folder.name
+    label = f"{category}/{name}" if category else name
+    if folder.is_symlink() or (folder / SKILL_FILE).is_symlink():
+        report.items.append(Item("skill", label, "skipped", "symbolic link; only real folders are imported"))
+        return
+    try:
+        content = _read_text(folder / SKILL_FILE, MAX_SKILL_CHARS * 4)
+        store.create(name, content, category=category, prov=prov)
+    except (TransferError, SkillError) as exc:
+        clash = "already exists" in str(exc)
+        report.items.append(Item("skill", label, "skipped" if clash else "rejected", str(exc)))
+        return
+    report.items.append(Item("skill", label, "added"))
+    for rel, path in _supporting_files(folder):
+        where = f"{name}/{rel}"
+        if path.is_symlink():
+            report.items.append(Item("file", where, "skipped", "symbolic link"))
+        elif rel.split("/")[0] not in SUPPORT_DIRS:
+            dirs = ", ".join(f"{d}/" for d in SUPPORT_DIRS)
+            report.items.append(Item("file", where, "skipped", f"only files under {dirs} are imported"))
+        else:
+            try:
+                store.write_file(name, rel, _read_text(path, MAX_FILE_BYTES), prov=prov)
+            except (TransferError, SkillError) as exc:
+                report.items.append(Item("file", where, "rejected", str(exc)))
+            else:
+                report.items.append(Item("file", where, "added"))
+
+
+def import_home(src: Path, source_label: str = "") -> ImportReport:
+    """Merge the memories and skills of the Hermes home at `src` into this one."""
+    src = find_home(src)
+    started = time.monotonic()
+    run = ReviewRun.objects.create(trigger=IMPORT_TRIGGER, prompt_kind="import", status="running")
+    report = ImportReport(source=source_label or str(src), run_id=run.pk)
+    prov = Provenance(actor="import", review_id=run.pk)
+    try:
+        _import_memories(src, prov, report)
+        store = SkillStore()
+        for category, folder in _skill_folders(src / "skills"):
+            _import_skill(store, category, folder, prov, report)
+    except BaseException as exc:
+        # Whatever was written so far stays undoable through the run; record why it stopped.
+        run.status, run.error = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    else:
+        run.status = "done"
+    finally:
+        run.summary = report.summary
+        run.changes = report.to_json()
+        run.finished_at = timezone.now()
+        run.duration_ms = int((time.monotonic() - started) * 1000)
+        run.save()
+    return report
+
+
+def import_path(path: Path) -> ImportReport:
+    """A folder or an archive file on this machine."""
+    path = path.expanduser()
+    if path.is_dir():
+        return import_home(path, str(path))
+    if not path.is_file():
+        raise TransferError(f"'{path}' does not exist (give a Hermes home folder or a .zip / .tar.gz of one).")
+    if path.stat().st_size > MAX_ARCHIVE_BYTES:
+        raise TransferError(f"'{path.name}' is larger than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MB.")
+    with path.open("rb") as fh:
+        return import_archive(fh, path.name)
+
+
+def import_archive(fh: IO[bytes], label: str) -> ImportReport:
+    with tempfile.TemporaryDirectory(prefix="hermes-import-") as tmp:
+        home = extract_archive(fh, Path(tmp))
+        return import_home(home, label)
+
+
+@dataclass
+class ImportRecord:
+    run: ReviewRun
+    items: list[Item]
+    undone: bool
+
+    @property
+    def problems(self) -> list[Item]:
+        return [i for i in self.items if i.outcome in ("rejected", "skipped")]
+
+
+def _is_undone(run: ReviewRun) -> bool:
+    return KnowledgeChange.objects.filter(actor="undo", undoes__review_id=run.pk).exists()
+
+
+def recent_imports(limit: int = 20) -> list[ImportRecord]:
+    runs = ReviewRun.objects.filter(trigger=IMPORT_TRIGGER).order_by("-created_at", "-id")[:limit]
+    records = []
+    for run in runs:
+        raw = run.changes if isinstance(run.changes, list) else []
+        items = [Item(**i) for i in raw if isinstance(i, dict) and set(i) == {"kind", "name", "outcome", "reason"}]
+        records.append(ImportRecord(run, items, _is_undone(run)))
+    return records
+
+
+def undo_import(run_id: int) -> list[KnowledgeChange]:
+    """Undo every change of one import (newest first), so each file ends as it was before."""
+    run = ReviewRun.objects.filter(pk=run_id, trigger=IMPORT_TRIGGER).first()
+    if run is None:
+        raise TransferError(f"There is no import #{run_id}.")
+    if _is_undone(run):
+        raise TransferError(f"Import #{run_id} was already undone.")
+    created = list(
+        KnowledgeChange.objects.filter(review_id=run.pk, kind="skill", action="create").values_list("target", flat=True)
+    )
+    try:
+        done = changelog.undo_review(run.pk, Provenance(actor="undo"))
+    except changelog.UndoError as exc:
+        raise TransferError(str(exc)) from exc
+    # The usage rows SkillStore.create made for the imported skills would otherwise list
+    # skills that no longer exist as "never used" on the overview.
+    existing = {s.name for s in SkillStore().list()}
+    SkillUsage.objects.filter(name__in=[n for n in created if n not in existing], views=0, uses=0).delete()
+    return done
+
+
+# -- export -----------------------------------------------------------------------------------
+
+EXPORT_ROOT = "hermes-export"
+
+
+def _session_row(s: ChatSession) -> dict[str, Any]:
+    fields = (
+        "id", "name", "title", "source", "model", "system_prompt", "parent_id", "end_reason", "user_turn_count",
+        "message_count", "tool_call_count", "prompt_tokens", "completion_tokens", "compression_count",
+    )  # fmt: skip
+    row: dict[str, Any] = {f: getattr(s, f) for f in fields}
+    for f in ("started_at", "updated_at", "ended_at"):
+        value = getattr(s, f)
+        row[f] = value.isoformat() if value else None
+    return row
+
+
+def _message_row(m: Message) -> dict[str, Any]:
+    return {
+        "id": m.pk,
+        "session_id": m.session_id,
+        "role": m.role,
+        "content": m.content,
+        "tool_calls": m.tool_calls,
+        "tool_call_id": m.tool_call_id,
+        "tool_name": m.tool_name,
+        "created_at": m.created_at.isoformat() if m.created_at else None,
+        "token_count": m.token_count,
+        "finish_reason": m.finish_reason,
+    }
+
+
+def _add_jsonl(tar: tarfile.TarFile, arcname: str, rows: Iterator[dict[str, Any]]) -> int:
+    count = 0
+    with tempfile.TemporaryFile() as buf:
+        for row in rows:
+            buf.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
+            count += 1
+        info = tarfile.TarInfo(arcname)
+        info.size = buf.tell()
+        info.mtime = int(time.time())
+        buf.seek(0)
+        tar.addfile(info, buf)
+    return count
+
+
+def _add_tree(tar: tarfile.TarFile, folder: Path, arcname: str) -> None:
+    """Regular files only: links are left out so an export never carries files from elsewhere."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not Path(dirpath, d).is_symlink())
+        for fn in sorted(filenames):
+            path = Path(dirpath, fn)
+            if fn == LOCK_FILE or fn.endswith((".lock", ".tmp")) or path.is_symlink() or not path.is_file():
+                continue
+            tar.add(path, arcname=f"{arcname}/{path.relative_to(folder).as_posix()}", recursive=False)
+
+
+def export_archive(out: IO[bytes]) -> dict[str, int]:
+    """Write memories, skills, sessions.jsonl and messages.jsonl as a .tar.gz to `out`.
+
+    The layout is a Hermes home (memories/, skills/), so the archive imports back as is.
+    """
+    store = MemoryStore()
+    skills_root = SkillStore().root
+    counts: dict[str, int] = {}
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for target in TARGETS:
+            path = store.path(target)
+            if path.is_file() and not path.is_symlink():
+                tar.add(path, arcname=f"{EXPORT_ROOT}/memories/{path.name}", recursive=False)
+        _add_tree(tar, skills_root, f"{EXPORT_ROOT}/skills")
+        sessions = ChatSession.objects.order_by("started_at", "id").iterator()
+        counts["sessions"] = _add_jsonl(tar, f"{EXPORT_ROOT}/sessions.jsonl", (_session_row(s) for s in sessions))
+        messages = Message.objects.order_by("id").iterator(chunk_size=2000)
+        counts["messages"] = _add_jsonl(tar, f"{EXPORT_ROOT}/messages.jsonl", (_message_row(m) for m in messages))
+        manifest = json.dumps({"format": "hermes-dashboard-export", "version": 1,
+                               "exported_at": timezone.now().isoformat(), **counts}, indent=2).encode()  # fmt: skip
+        info = tarfile.TarInfo(f"{EXPORT_ROOT}/manifest.json")
+        info.size, info.mtime = len(manifest), int(time.time())
+        tar.addfile(info, io.BytesIO(manifest))
+    return counts
+
+
+def export_filename() -> str:
+    return f"hermes-export-{timezone.now().strftime('%Y%m%d-%H%M%S')}.tar.gz"
+
+
+def export_to_path(dest: Path) -> dict[str, int]:
+    tmp = dest.with_name(dest.name + ".partial")
+    try:
+        with tmp.open("wb") as fh:
+            counts = export_archive(fh)
+        shutil.move(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return counts
