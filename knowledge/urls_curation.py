@@ -1,3 +1,30 @@
-from typing import Any
+"""Curation pages: memory, skills, the change log, review runs and the approval inbox."""
 
-urlpatterns: list[Any] = []
+from django.urls import path
+
+from knowledge.views import changes, memory, reviews, skills
+
+urlpatterns = [
+    path("memory/", memory.memory_page, name="memory"),
+    path("memory/<str:target>/add/", memory.add_entry, name="memory_add"),
+    path("memory/<str:target>/<int:index>/", memory.entry, name="memory_entry"),
+    path("memory/<str:target>/<int:index>/edit/", memory.edit_entry, name="memory_edit"),
+    path("memory/<str:target>/<int:index>/delete/", memory.delete_entry, name="memory_delete"),
+    path("skills/", skills.skill_list, name="skills"),
+    path("skills/bulk/", skills.bulk, name="skills_bulk"),
+    path("skills/new/", skills.new_skill, name="skill_new"),
+    path("skills/<str:name>/", skills.skill_detail, name="skill_detail"),
+    path("skills/<str:name>/edit/", skills.edit_skill, name="skill_edit"),
+    path("skills/<str:name>/toggle/", skills.toggle_skill, name="skill_toggle"),
+    path("skills/<str:name>/delete/", skills.delete_skill, name="skill_delete"),
+    path("changes/", changes.change_list, name="changes"),
+    path("changes/<int:pk>/", changes.change_detail, name="change_detail"),
+    path("changes/<int:pk>/undo/", changes.undo_change, name="change_undo"),
+    path("reviews/", reviews.review_list, name="reviews"),
+    path("reviews/<int:pk>/", reviews.review_detail, name="review_detail"),
+    path("reviews/<int:pk>/undo/", reviews.undo_review, name="review_undo"),
+    path("pending/", reviews.pending_list, name="pending"),
+    path("pending/decide/", reviews.pending_bulk, name="pending_bulk"),
+    path("pending/<int:pk>/approve/", reviews.pending_approve, name="pending_approve"),
+    path("pending/<int:pk>/reject/", reviews.pending_reject, name="pending_reject"),
+]

@@ -1,0 +1,191 @@
+"""Memory page (SPEC §7): both targets side by side, edited in place through MemoryStore.
+
+Every write goes through the store with Provenance(actor="user"), so the page gets the agent's
+lock, limits and threat scan, and its errors are the store's own sentences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from knowledge.memory_store import TARGETS, MemoryStore, parse
+from knowledge.models import KnowledgeChange
+from knowledge.provenance import Provenance
+from knowledge.threat_scan import ThreatHit
+
+USER = Provenance(actor="user")
+# How far back to look for the change that introduced an entry; older entries show "unknown".
+ORIGIN_SCAN_LIMIT = 2000
+WARN_RATIO = 0.8
+
+
+@dataclass
+class EntryView:
+    target: str
+    index: int
+    text: str
+    flag: ThreatHit | None = None
+    origin: KnowledgeChange | None = None
+    editing: bool = False
+    draft: str = ""
+    error: str = ""
+    usage: str = ""
+
+
+@dataclass
+class Panel:
+    target: str
+    label: str
+    filename: str
+    enabled: bool
+    chars: int
+    limit: int
+    usage: str
+    entries: list[EntryView]
+    message: str = ""
+    add_error: str = ""
+    add_usage: str = ""
+    add_draft: str = ""
+    flagged: int = field(default=0)
+
+    @property
+    def level(self) -> str:
+        if self.chars >= self.limit:
+            return "full"
+        return "warn" if self.chars >= WARN_RATIO * self.limit else "ok"
+
+    @property
+    def warn_at(self) -> int:
+        return int(WARN_RATIO * self.limit)
+
+
+def entry_origins(target: str, entries: list[str]) -> dict[str, KnowledgeChange]:
+    """entry text -> the latest change whose `after` has the entry and whose `before` did not."""
+    wanted = set(entries)
+    found: dict[str, KnowledgeChange] = {}
+    changes = (
+        KnowledgeChange.objects.filter(kind="memory", target=target)
+        .select_related("session", "review")
+        .order_by("-id")[:ORIGIN_SCAN_LIMIT]
+    )
+    for change in changes:
+        missing = wanted - found.keys()
+        if not missing:
+            break
+        for entry in missing & (set(parse(change.after)) - set(parse(change.before))):
+            found[entry] = change
+    return found
+
+
+def build_panel(store: MemoryStore, target: str, **state: Any) -> Panel:
+    """A target's panel; `state` carries one entry's edit/error state or the add form's."""
+    spec = store.spec(target)
+    texts = store.entries(target)
+    flags = {f.index: f.hit for f in store.flagged_entries(target)}
+    origins = entry_origins(target, texts)
+    chars, limit = store.usage(target)
+    entries = [EntryView(target, i, t, flags.get(i), origins.get(t)) for i, t in enumerate(texts)]
+    entry_state: Mapping[str, Any] = state.pop("entry", {})
+    if entry_state and 0 <= entry_state["index"] < len(entries):
+        for key, value in entry_state.items():
+            setattr(entries[entry_state["index"]], key, value)
+    elif entry_state.get("error"):  # the entry itself is gone: say why at the top of the panel
+        state["message"] = entry_state["error"]
+    return Panel(
+        target=target,
+        label=spec.label,
+        filename=spec.filename,
+        enabled=store.is_enabled(target),
+        chars=chars,
+        limit=limit,
+        usage=store.usage_text(target),
+        entries=entries,
+        flagged=len(flags),
+        **state,
+    )
+
+
+def form_text(request: HttpRequest, key: str) -> str:
+    # Browsers submit textarea line breaks as CRLF; the files (and `expected`) use LF.
+    return request.POST.get(key, "").replace("\r\n", "\n")
+
+
+def _expected(request: HttpRequest) -> str | None:
+    """The entry text the page showed, so the store can refuse an edit of a since-changed entry."""
+    return form_text(request, "expected") if "expected" in request.POST else None
+
+
+def _store_for(target: str) -> MemoryStore:
+    if target not in TARGETS:
+        raise Http404("unknown memory target")
+    return MemoryStore()
+
+
+def _respond(request: HttpRequest, store: MemoryStore, target: str, ok: bool, **state: Any) -> HttpResponse:
+    """htmx gets the target's panel; a plain form post gets a redirect (ok) or the page with the error."""
+    if request.htmx:
+        return render(request, "knowledge/_memory_panel.html", {"panel": build_panel(store, target, **state)})
+    if ok:
+        return redirect("memory")
+    panels = [build_panel(store, t, **state) if t == target else build_panel(store, t) for t in TARGETS]
+    return render(request, "knowledge/memory.html", {"nav": "memory", "panels": panels})
+
+
+@require_GET
+def memory_page(request: HttpRequest) -> HttpResponse:
+    store = MemoryStore()
+    return render(
+        request, "knowledge/memory.html", {"nav": "memory", "panels": [build_panel(store, t) for t in TARGETS]}
+    )
+
+
+@require_GET
+def entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
+    """One entry, shown (Cancel) or as an edit form (?edit=1)."""
+    store = _store_for(target)
+    panel = build_panel(store, target)
+    if index >= len(panel.entries):
+        panel.message = "That entry is gone from the file; the list was reloaded."
+        return render(request, "knowledge/_memory_panel.html", {"panel": panel})
+    item = panel.entries[index]
+    item.editing = request.GET.get("edit") == "1"
+    item.draft = item.text
+    return render(request, "knowledge/_memory_entry.html", {"entry": item, "panel": panel})
+
+
+@require_POST
+def add_entry(request: HttpRequest, target: str) -> HttpResponse:
+    store = _store_for(target)
+    text = form_text(request, "content")
+    result = store.add_entry(target, text, USER)
+    if result["success"]:
+        return _respond(request, store, target, True, message=result["message"])
+    return _respond(
+        request, store, target, False, add_error=result["error"], add_usage=result.get("usage", ""), add_draft=text
+    )
+
+
+@require_POST
+def edit_entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
+    store = _store_for(target)
+    text = form_text(request, "content")
+    result = store.edit_entry(target, index, text, USER, expected=_expected(request))
+    if result["success"]:
+        return _respond(request, store, target, True, message=result["message"])
+    state = {"editing": True, "draft": text, "error": result["error"], "usage": result.get("usage", "")}
+    return _respond(request, store, target, False, entry={"index": index, **state}, message="")
+
+
+@require_POST
+def delete_entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
+    store = _store_for(target)
+    result = store.delete_entry(target, index, USER, expected=_expected(request))
+    if result["success"]:
+        return _respond(request, store, target, True, message="Entry deleted · " + result["message"])
+    return _respond(request, store, target, False, entry={"index": index, "error": result["error"]})

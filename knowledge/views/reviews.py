@@ -1,0 +1,266 @@
+"""Review runs and the approval inbox (SPEC §5, §7).
+
+Approving a pending write applies it through the same tool adapters the review would have
+used (memory_tool.apply_pending / skill_tools.apply_pending), so it meets the same validation,
+lock and threat scan; the change is recorded with the review's and session's provenance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from agent.models import ReviewRun
+from agent.tools import memory_tool, skill_tools
+from knowledge import changelog
+from knowledge.diffing import DiffRow, side_by_side
+from knowledge.models import KnowledgeChange, PendingWrite
+from knowledge.provenance import Provenance
+from knowledge.skill_format import SkillError
+from knowledge.skills import SkillStore
+from knowledge.views.changes import UNDO_ERRORS
+from knowledge.views.memory import form_text
+
+USER = Provenance(actor="user")
+PAGE_SIZE = 30
+RECENT_DECISIONS = 20
+
+# pending.kind -> how to apply it (returns the tool's JSON result string).
+APPLIERS: dict[str, Callable[[PendingWrite, Provenance], str]] = {
+    "memory": lambda pending, prov: memory_tool.apply_pending(pending, prov),
+    "skill": skill_tools.apply_pending,
+}
+# skill_manage action -> the argument a person may edit before approving.
+SKILL_EDIT_KEYS = {"create": "content", "edit": "content", "patch": "new_string", "write_file": "file_content"}
+
+
+# ----- review runs ------------------------------------------------------------------------
+
+
+@require_GET
+def review_list(request: HttpRequest) -> HttpResponse:
+    runs = (
+        ReviewRun.objects.select_related("session")
+        .annotate(change_count=Count("knowledge_changes"))
+        .prefetch_related("knowledge_changes")
+    )
+    page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
+    pending = PendingWrite.objects.filter(status="pending").count()
+    return render(request, "knowledge/reviews.html", {"nav": "reviews", "page": page, "pending_count": pending})
+
+
+@require_GET
+def review_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(ReviewRun.objects.select_related("session"), pk=pk)
+    changes = KnowledgeChange.objects.filter(review=run).select_related("session").order_by("id")
+    context = {
+        "nav": "reviews",
+        "run": run,
+        "changes": changes,
+        "undone": changes.filter(undone_by__isnull=False).exists(),
+        "pending": PendingWrite.objects.filter(review=run).order_by("id"),
+    }
+    return render(request, "knowledge/review_detail.html", context)
+
+
+@require_POST
+def undo_review(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(ReviewRun, pk=pk)
+    try:
+        done = changelog.undo_review(run.pk, USER)
+    except UNDO_ERRORS as exc:
+        messages.error(request, f"Undo stopped: {exc}. Changes undone before the error stay undone.")
+        return redirect("review_detail", pk=pk)
+    if done:
+        messages.success(request, f"Undid review #{run.pk}: {len(done)} file change(s) put back, each recorded.")
+    else:
+        messages.info(request, "Nothing to undo: the files are already as they were before this review.")
+    return redirect("review_detail", pk=pk)
+
+
+# ----- the approval inbox -----------------------------------------------------------------
+
+
+@dataclass
+class PendingPreview:
+    """What a pending write would do, in a form a person can read."""
+
+    item: PendingWrite
+    action: str = ""
+    subject: str = ""  # memory target or skill name
+    operations: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""
+    rows: list[DiffRow] = field(default_factory=list)
+    edit_key: str = ""  # "" -> the arguments are edited as JSON
+    note: str = ""
+
+    @property
+    def edit_value(self) -> str:
+        args = self.item.arguments if isinstance(self.item.arguments, dict) else {}
+        if self.edit_key:
+            return str(args.get(self.edit_key, ""))
+        return json.dumps(args, indent=2, ensure_ascii=False)
+
+
+def _memory_preview(item: PendingWrite, args: dict[str, Any]) -> PendingPreview:
+    batch = args.get("operations")
+    single = not isinstance(batch, list)
+    ops: list[Any] = (
+        batch if isinstance(batch, list) else [{k: args[k] for k in ("action", "content", "old_text") if k in args}]
+    )
+    action = str(args.get("action", "batch")) if single else "batch"
+    edit_key = "content" if single and action in ("add", "replace") else ""
+    return PendingPreview(
+        item, action, str(args.get("target", "")), [o for o in ops if isinstance(o, dict)], edit_key=edit_key
+    )
+
+
+def _current_text(store: SkillStore, name: str, file_path: str | None) -> str:
+    try:
+        return store.read(name, file_path)
+    except SkillError:
+        return ""  # a new skill or file: the diff shows everything as added
+
+
+def _skill_preview(item: PendingWrite, args: dict[str, Any]) -> PendingPreview:
+    action, name = str(args.get("action", "")), str(args.get("name", ""))
+    preview = PendingPreview(item, action, name, edit_key=SKILL_EDIT_KEYS.get(action, ""))
+    file_path = args.get("file_path") or None
+    current = "" if action == "create" else _current_text(SkillStore(), name, file_path)
+    if action in ("create", "edit"):
+        preview.text = str(args.get("content", ""))
+        preview.rows = side_by_side(current, preview.text)
+    elif action == "write_file":
+        preview.rows = side_by_side(current, str(args.get("file_content", "")))
+    elif action == "patch":
+        old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
+        patched = current.replace(old, new, -1 if args.get("replace_all") else 1) if old else current
+        preview.rows = side_by_side(current, patched)
+        if old and old not in current:
+            preview.note = "The text to replace is not in the current file; approving will fail."
+    return preview
+
+
+def preview(item: PendingWrite) -> PendingPreview:
+    args = item.arguments if isinstance(item.arguments, dict) else {}
+    if item.kind == "memory":
+        return _memory_preview(item, args)
+    return _skill_preview(item, args)
+
+
+def _claim(item: PendingWrite) -> bool:
+    """Mark the item decided; False if another request (a second tab, a double click) got there first."""
+    now = timezone.now()
+    claimed = PendingWrite.objects.filter(pk=item.pk, status="pending", decided_at__isnull=True).update(decided_at=now)
+    if claimed != 1:
+        item.refresh_from_db()
+        return False
+    item.decided_at = now
+    return True
+
+
+def approve(item: PendingWrite, arguments: dict[str, Any] | None = None) -> bool:
+    """Apply the write (with edited arguments if given) and record the outcome on the item."""
+    if not _claim(item):
+        return False
+    if arguments is not None:
+        item.arguments = arguments
+    prov = Provenance(actor="user", review_id=item.review_id, session_id=item.session_id)
+    applier = APPLIERS.get(item.kind)
+    result = applier(item, prov) if applier else json.dumps({"success": False, "error": f"unknown kind {item.kind!r}"})
+    item.result = result
+    item.status = "approved" if json.loads(result).get("success") is True else "failed"
+    item.save(update_fields=["arguments", "status", "result", "decided_at"])
+    return item.status == "approved"
+
+
+def reject(item: PendingWrite) -> bool:
+    if not _claim(item):
+        return False
+    item.status, item.result = "rejected", "Rejected by the user; nothing was written."
+    item.save(update_fields=["status", "result", "decided_at"])
+    return True
+
+
+def _edited_arguments(request: HttpRequest, item: PendingWrite) -> dict[str, Any] | None | str:
+    """The arguments after the person's edit; None if unedited; an error message if unusable."""
+    if "value" in request.POST and request.POST.get("field"):
+        args = dict(item.arguments) if isinstance(item.arguments, dict) else {}
+        args[request.POST["field"]] = form_text(request, "value")
+        return args
+    if "arguments" in request.POST:
+        try:
+            args = json.loads(request.POST["arguments"])
+        except json.JSONDecodeError as exc:
+            return f"The edited arguments are not valid JSON: {exc}"
+        return args if isinstance(args, dict) else "The edited arguments must be a JSON object."
+    return None
+
+
+def _report(request: HttpRequest, item: PendingWrite, ok: bool) -> None:
+    if item.status == "approved":
+        messages.success(request, f"Approved #{item.pk}: {_result_message(item.result)}")
+    elif item.status == "failed":
+        messages.error(request, f"#{item.pk} could not be applied: {_result_message(item.result)}")
+    elif item.status == "rejected" and ok:
+        messages.info(request, f"Rejected #{item.pk}.")
+    else:
+        messages.warning(request, f"#{item.pk} was already decided ({item.status}).")
+
+
+def _result_message(result: str) -> str:
+    try:
+        data = json.loads(result)
+    except json.JSONDecodeError:
+        return result
+    return str(data.get("message") or data.get("error") or result) if isinstance(data, dict) else result
+
+
+@require_GET
+def pending_list(request: HttpRequest) -> HttpResponse:
+    items = [preview(p) for p in PendingWrite.objects.filter(status="pending").select_related("session").order_by("id")]
+    decided = PendingWrite.objects.exclude(status="pending").select_related("session").order_by("-decided_at")
+    context = {"nav": "reviews", "items": items, "count": len(items), "decided": decided[:RECENT_DECISIONS]}
+    return render(request, "knowledge/pending.html", context)
+
+
+@require_POST
+def pending_approve(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(PendingWrite, pk=pk)
+    edited = _edited_arguments(request, item)
+    if isinstance(edited, str):
+        messages.error(request, f"#{item.pk} not approved: {edited}")
+        return redirect("pending")
+    ok = approve(item, edited) if item.status == "pending" else False
+    _report(request, item, ok)
+    return redirect("pending")
+
+
+@require_POST
+def pending_reject(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(PendingWrite, pk=pk)
+    _report(request, item, reject(item) if item.status == "pending" else False)
+    return redirect("pending")
+
+
+@require_POST
+def pending_bulk(request: HttpRequest) -> HttpResponse:
+    action = request.POST.get("action")
+    ids = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
+    if action not in ("approve", "reject") or not ids:
+        messages.error(request, "Pick one or more pending items, then Approve or Reject.")
+        return redirect("pending")
+    decide = approve if action == "approve" else reject
+    for item in PendingWrite.objects.filter(pk__in=ids, status="pending").order_by("id"):
+        _report(request, item, decide(item))
+    return redirect("pending")

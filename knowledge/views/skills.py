@@ -1,0 +1,216 @@
+"""Skills pages (SPEC §7): list with search, filters and bulk actions; create; view, edit, toggle, delete.
+
+Every write goes through SkillStore with Provenance(actor="user"): the page validates exactly as
+the agent's skill_manage does, and each write lands in the change log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from knowledge.models import KnowledgeChange, SkillUsage
+from knowledge.provenance import Provenance
+from knowledge.skill_format import ParsedSkill, SkillError, parse_skill_md
+from knowledge.skills import SkillInfo, SkillStore
+from knowledge.views.memory import form_text
+
+USER = Provenance(actor="user")
+STATUSES = ("enabled", "disabled", "broken")
+BULK_ACTIONS = ("enable", "disable", "delete")
+HISTORY_LIMIT = 100
+NEW_SKILL_TEMPLATE = """---
+name: {name}
+description: One sentence saying what this skill does and when to use it.
+---
+# {name}
+
+1. The first step.
+2. The next step.
+"""
+
+
+@dataclass(frozen=True)
+class SkillRow:
+    info: SkillInfo
+    usage: SkillUsage | None
+
+
+def _rows(request: HttpRequest, store: SkillStore) -> list[SkillRow]:
+    """The skills matching the page's search box and filters."""
+    q = request.GET.get("q", "").strip().lower()
+    status = request.GET.get("status", "")
+    category = request.GET.get("category", "")
+    infos = [
+        s
+        for s in store.list()
+        if (not q or q in s.name.lower() or q in s.description.lower())
+        and (status != "enabled" or s.usable)
+        and (status != "disabled" or not s.enabled)
+        and (status != "broken" or s.broken)
+        and (not category or s.category == category)
+    ]
+    usage = {u.name: u for u in SkillUsage.objects.filter(name__in=[s.name for s in infos])}
+    return [SkillRow(s, usage.get(s.name)) for s in infos]
+
+
+@require_GET
+def skill_list(request: HttpRequest) -> HttpResponse:
+    store = SkillStore()
+    rows = _rows(request, store)
+    if request.htmx and request.htmx.target == "skill-rows":
+        return render(request, "knowledge/_skill_rows.html", {"rows": rows})
+    context = {
+        "nav": "skills",
+        "rows": rows,
+        "categories": sorted({s.category for s in store.list() if s.category}),
+        "statuses": STATUSES,
+        "q": request.GET.get("q", ""),
+        "status": request.GET.get("status", ""),
+        "category": request.GET.get("category", ""),
+    }
+    return render(request, "knowledge/skills.html", context)
+
+
+@require_POST
+def bulk(request: HttpRequest) -> HttpResponse:
+    action = request.POST.get("action", "")
+    names = request.POST.getlist("names")
+    if action not in BULK_ACTIONS or not names:
+        messages.error(request, "Pick one or more skills and an action.")
+        return redirect("skills")
+    store = SkillStore()
+    done: list[str] = []
+    for name in names:
+        try:
+            getattr(store, action)(name, prov=USER)
+            done.append(name)
+        except SkillError as exc:
+            messages.error(request, f"{name}: {exc}")
+    if done:
+        messages.success(request, f"{action.capitalize()}d {len(done)} skill(s): {', '.join(done)}")
+    return redirect("skills")
+
+
+@require_http_methods(["GET", "POST"])
+def new_skill(request: HttpRequest) -> HttpResponse:
+    name = request.POST.get("name", "").strip()
+    category = request.POST.get("category", "").strip()
+    content = form_text(request, "content") if request.method == "POST" else NEW_SKILL_TEMPLATE.format(name="my-skill")
+    error = ""
+    if request.method == "POST":
+        try:
+            SkillStore().create(name, content, category=category, prov=USER)
+        except SkillError as exc:
+            error = str(exc)
+        else:
+            messages.success(request, f"Skill '{name}' created")
+            return redirect("skill_detail", name=name)
+    context = {"nav": "skills", "name": name, "category": category, "content": content, "error": error}
+    return render(request, "knowledge/skill_new.html", context)
+
+
+def _get(store: SkillStore, name: str) -> SkillInfo:
+    try:
+        return store.get(name)
+    except SkillError as exc:
+        raise Http404(str(exc)) from exc
+
+
+def _read(store: SkillStore, name: str, file_path: str | None = None) -> tuple[str, str]:
+    """(text, error): a file that cannot be shown as text explains why instead of failing the page."""
+    try:
+        return store.read(name, file_path), ""
+    except SkillError as exc:
+        return "", str(exc)
+
+
+def _parsed(raw: str) -> ParsedSkill | None:
+    try:
+        return parse_skill_md(raw)
+    except SkillError:
+        return None  # the skill's own `error` already says why; the raw text is shown instead
+
+
+def _detail_context(
+    store: SkillStore, info: SkillInfo, file_path: str, draft: str | None, error: str
+) -> dict[str, Any]:
+    raw, read_error = _read(store, info.name)
+    shown_file, file_error = _read(store, info.name, file_path) if file_path else ("", "")
+    return {
+        "nav": "skills",
+        "skill": info,
+        "raw": raw,
+        "read_error": read_error,
+        "parsed": _parsed(raw),
+        "files": store.files(info.name),
+        "file_path": file_path,
+        "file_text": shown_file,
+        "file_error": file_error,
+        "draft": raw if draft is None else draft,
+        "edit_error": error,
+        "usage": SkillUsage.objects.filter(name=info.name).first(),
+        "history": KnowledgeChange.objects.filter(kind="skill", target=info.name).select_related("session")[
+            :HISTORY_LIMIT
+        ],
+    }
+
+
+@require_GET
+def skill_detail(request: HttpRequest, name: str) -> HttpResponse:
+    store = SkillStore()
+    info = _get(store, name)
+    context = _detail_context(store, info, request.GET.get("file", ""), None, "")
+    return render(request, "knowledge/skill_detail.html", context)
+
+
+@require_POST
+def edit_skill(request: HttpRequest, name: str) -> HttpResponse:
+    store = SkillStore()
+    info = _get(store, name)
+    content = form_text(request, "content")
+    try:
+        store.edit(name, content, prov=USER)
+    except SkillError as exc:
+        context = _detail_context(store, info, "", content, str(exc))
+        template = "knowledge/_skill_editor.html" if request.htmx else "knowledge/skill_detail.html"
+        return render(request, template, context)
+    messages.success(request, f"Skill '{name}' updated")
+    if request.htmx:
+        return HttpResponseClientRedirect(request.path.removesuffix("edit/"))
+    return redirect("skill_detail", name=name)
+
+
+@require_POST
+def toggle_skill(request: HttpRequest, name: str) -> HttpResponse:
+    store = SkillStore()
+    info = _get(store, name)
+    try:
+        if info.enabled:
+            store.disable(name, prov=USER)
+        else:
+            store.enable(name, prov=USER)
+    except SkillError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Skill '{name}' {'disabled' if info.enabled else 'enabled'}")
+    return redirect("skill_detail", name=name)
+
+
+@require_POST
+def delete_skill(request: HttpRequest, name: str) -> HttpResponse:
+    store = SkillStore()
+    _get(store, name)
+    try:
+        store.delete(name, prov=USER)
+    except SkillError as exc:
+        messages.error(request, str(exc))
+        return redirect("skill_detail", name=name)
+    messages.success(request, f"Skill '{name}' deleted (undo it from the change log)")
+    return redirect("skills")
