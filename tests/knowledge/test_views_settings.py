@@ -1,0 +1,104 @@
+"""The settings page: saves config.yaml with start-up validation; errors name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agent import config as hermes_config
+from knowledge.views.settings import FIELDS
+
+pytestmark = pytest.mark.django_db
+
+
+def form(**overrides: Any) -> dict[str, Any]:
+    """The form as the page shows it for the current config, with some fields changed."""
+    data = hermes_config.get().data
+    values: dict[str, Any] = {}
+    for f in FIELDS:
+        value = data[f.section][f.key]
+        if f.kind == "bool":
+            if value:
+                values[f.name] = "on"
+        else:
+            values[f.name] = str(value)
+    for key, value in overrides.items():
+        name = key.replace("__", ".")
+        if value is None:
+            values.pop(name, None)
+        else:
+            values[name] = value
+    return values
+
+
+def test_page_shows_current_values(auth_client, home: Path) -> None:
+    body = auth_client.get("/settings/").content.decode()
+    assert 'name="memory.nudge_interval"' in body and 'value="10"' in body
+    assert 'name="compression.enabled" id="id-compression.enabled" checked' in body
+
+
+def test_save_writes_config_and_next_session_uses_it(auth_client, home: Path) -> None:
+    hermes_config.get()
+    resp = auth_client.post(
+        "/settings/",
+        form(
+            memory__nudge_interval="4",
+            memory__user_char_limit="2000",
+            skills__write_approval="on",
+            compression__enabled=None,
+            compression__threshold="0.7",
+            model__base_url="http://127.0.0.1:1234/v1",
+            review__model="small-model",
+        ),
+    )
+    assert resp.status_code == 200 and 'id="settings-saved"' in resp.content.decode()
+    on_disk = yaml.safe_load((home / "config.yaml").read_text())
+    assert on_disk["memory"]["nudge_interval"] == 4 and on_disk["memory"]["user_char_limit"] == 2000
+    assert on_disk["skills"]["write_approval"] is True and on_disk["compression"]["enabled"] is False
+    assert on_disk["compression"]["threshold"] == 0.7 and on_disk["review"]["model"] == "small-model"
+    assert on_disk["agent"]["max_iterations"] == 60  # keys not on the form are kept
+    cfg = hermes_config.get()  # reset: the next reader sees the new file
+    assert cfg.get("memory", "nudge_interval") == 4 and cfg.get("model", "base_url") == "http://127.0.0.1:1234/v1"
+
+
+def test_save_keeps_skills_disabled_list(auth_client, home: Path) -> None:
+    (home / "config.yaml").write_text("skills:\n  disabled: [old-skill]\n")
+    hermes_config.reset()
+    auth_client.post("/settings/", form(memory__nudge_interval="3"))
+    assert yaml.safe_load((home / "config.yaml").read_text())["skills"]["disabled"] == ["old-skill"]
+
+
+@pytest.mark.parametrize(
+    "field,value,key",
+    [
+        ("memory__nudge_interval", "-1", "memory.nudge_interval"),
+        ("memory__nudge_interval", "ten", "memory.nudge_interval"),
+        ("memory__memory_char_limit", "0", "memory.memory_char_limit"),
+        ("memory__user_char_limit", "", "memory.user_char_limit"),
+        ("compression__threshold", "1.5", "compression.threshold"),
+        ("model__timeout", "[1, 2", "model.timeout"),
+        ("review__max_iterations", "500", "review.max_iterations"),
+        ("model__context_window", "true", "model.context_window"),
+    ],
+)
+def test_bad_value_names_the_key_and_saves_nothing(auth_client, home: Path, field: str, value: str, key: str) -> None:
+    hermes_config.get()
+    before = (home / "config.yaml").read_bytes()
+    resp = auth_client.post("/settings/", form(memory__flush_min_turns="2", **{field: value}))
+    assert resp.status_code == 400
+    body = resp.content.decode()
+    assert f"config.yaml: {key}" in body
+    assert f'id="err-{key}"' in body  # next to the field
+    assert 'id="settings-error"' in body  # and at the top
+    assert f'name="{key}" id="id-{key}" value="{value}"' in body or value == "[1, 2"  # what was typed stays
+    assert (home / "config.yaml").read_bytes() == before
+
+
+def test_hostile_text_values_are_inert(auth_client, home: Path) -> None:
+    hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+    auth_client.post("/settings/", form(review__model=hostile, model__timeout=hostile))
+    body = auth_client.get("/settings/").content.decode()
+    assert "<script>alert" not in body and "<img" not in body
