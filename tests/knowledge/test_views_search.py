@@ -92,7 +92,9 @@ def test_pagination_and_counts(auth_client) -> None:
     assert 'rel="next"' not in third.content.decode()
     seen = set()
     for page in ("1", "2", "3"):
-        seen |= {h.message_id for h in auth_client.get("/search/", {"q": "narwhal", "page": page}).context["result"].results}
+        seen |= {
+            h.message_id for h in auth_client.get("/search/", {"q": "narwhal", "page": page}).context["result"].results
+        }
     assert len(seen) == 45
     assert auth_client.get("/search/", {"q": "narwhal", "page": "abc"}).context["f"]["page"] == 1
 
