@@ -51,6 +51,7 @@ SKILL_EDIT_KEYS = {"create": "content", "edit": "content", "patch": "new_string"
 def review_list(request: HttpRequest) -> HttpResponse:
     runs = (
         ReviewRun.objects.select_related("session")
+        .order_by("-created_at", "-id")
         .annotate(change_count=Count("knowledge_changes"))
         .prefetch_related("knowledge_changes")
     )
@@ -170,7 +171,10 @@ def _claim(item: PendingWrite) -> bool:
 
 
 def approve(item: PendingWrite, arguments: dict[str, Any] | None = None) -> bool:
-    """Apply the write (with edited arguments if given) and record the outcome on the item."""
+    """Apply the write (edited arguments if given) and record the outcome (approved or failed) on the item.
+
+    False if the item was already decided elsewhere, so nothing was applied.
+    """
     if not _claim(item):
         return False
     if arguments is not None:
@@ -181,7 +185,7 @@ def approve(item: PendingWrite, arguments: dict[str, Any] | None = None) -> bool
     item.result = result
     item.status = "approved" if json.loads(result).get("success") is True else "failed"
     item.save(update_fields=["arguments", "status", "result", "decided_at"])
-    return item.status == "approved"
+    return True
 
 
 def reject(item: PendingWrite) -> bool:
@@ -207,15 +211,15 @@ def _edited_arguments(request: HttpRequest, item: PendingWrite) -> dict[str, Any
     return None
 
 
-def _report(request: HttpRequest, item: PendingWrite, ok: bool) -> None:
-    if item.status == "approved":
+def _report(request: HttpRequest, item: PendingWrite, decided: bool) -> None:
+    if not decided:
+        messages.warning(request, f"#{item.pk} was already decided ({item.status}); nothing was done.")
+    elif item.status == "approved":
         messages.success(request, f"Approved #{item.pk}: {_result_message(item.result)}")
     elif item.status == "failed":
         messages.error(request, f"#{item.pk} could not be applied: {_result_message(item.result)}")
-    elif item.status == "rejected" and ok:
-        messages.info(request, f"Rejected #{item.pk}.")
     else:
-        messages.warning(request, f"#{item.pk} was already decided ({item.status}).")
+        messages.info(request, f"Rejected #{item.pk}.")
 
 
 def _result_message(result: str) -> str:
@@ -241,15 +245,14 @@ def pending_approve(request: HttpRequest, pk: int) -> HttpResponse:
     if isinstance(edited, str):
         messages.error(request, f"#{item.pk} not approved: {edited}")
         return redirect("pending")
-    ok = approve(item, edited) if item.status == "pending" else False
-    _report(request, item, ok)
+    _report(request, item, item.status == "pending" and approve(item, edited))
     return redirect("pending")
 
 
 @require_POST
 def pending_reject(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(PendingWrite, pk=pk)
-    _report(request, item, reject(item) if item.status == "pending" else False)
+    _report(request, item, item.status == "pending" and reject(item))
     return redirect("pending")
 
 

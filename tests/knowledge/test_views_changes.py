@@ -1,0 +1,102 @@
+"""Change log pages: list and filters, side-by-side diff, undo of one change (itself recorded)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.models import ChatSession, ReviewRun
+from knowledge import changelog
+from knowledge.memory_store import MemoryStore
+from knowledge.models import KnowledgeChange
+from knowledge.provenance import Provenance
+from knowledge.skills import SkillStore
+from tests.knowledge.test_views_memory import HOSTILE, assert_inert
+
+pytestmark = pytest.mark.django_db
+AGENT = Provenance(actor="agent")
+
+
+def mem(home, name="MEMORY.md"):
+    return home / "memories" / name
+
+
+def test_list_shows_who_when_target_session_and_review(auth_client, home):
+    session = ChatSession.objects.create(title="Ops chat")
+    run = ReviewRun.objects.create(session=session, prompt_kind="combined")
+    MemoryStore().add(
+        "memory", "Uses podman", Provenance(actor="review", session_id=session.pk, review_id=run.pk, message_id=7)
+    )
+    MemoryStore().add("user", "Name is Ada", Provenance(actor="user"))
+    html = auth_client.get("/changes/").content.decode()
+    assert "2 changes" in html
+    assert f'href="/c/{session.pk}/#m-7"' in html and f'href="/reviews/{run.pk}/"' in html
+    assert "Ops chat" in html and "review" in html and "user" in html
+
+
+def test_filters_by_kind_actor_and_review(auth_client, home):
+    run = ReviewRun.objects.create(prompt_kind="memory")
+    MemoryStore().add("memory", "A", Provenance(actor="review", review_id=run.pk))
+    MemoryStore().add("memory", "B", AGENT)
+    SkillStore().create("s1", "---\nname: s1\ndescription: d\n---\nbody\n", prov=AGENT)
+    assert "1 change<" in auth_client.get(f"/changes/?review={run.pk}").content.decode()
+    assert "1 change<" in auth_client.get("/changes/?kind=skill").content.decode()
+    assert "2 changes" in auth_client.get("/changes/?actor=agent").content.decode()
+    assert "0 changes" in auth_client.get("/changes/?review=abc").content.decode()
+
+
+def test_detail_shows_a_side_by_side_diff(auth_client, home):
+    MemoryStore().add("memory", "alpha", AGENT)
+    MemoryStore().replace("memory", "alpha", "alpha beta", AGENT)
+    change = KnowledgeChange.objects.order_by("-id").first()
+    html = auth_client.get(f"/changes/{change.pk}/").content.decode()
+    assert 'class="diff-replace"' in html
+    assert '<td class="diff-left">alpha</td>' in html and '<td class="diff-right">alpha beta</td>' in html
+
+
+def test_undo_one_change_restores_the_file_byte_exactly_and_is_recorded(auth_client, home):
+    mem(home).parent.mkdir(parents=True, exist_ok=True)
+    mem(home).write_bytes("odd  shape\r\n§\nkept\n\n".encode())
+    original = mem(home).read_bytes()
+    MemoryStore().add("memory", "new fact", AGENT)
+    change = KnowledgeChange.objects.filter(action="add").get()
+    resp = auth_client.post(f"/changes/{change.pk}/undo/")
+    assert resp.status_code == 302
+    assert mem(home).read_bytes() == original
+    undo = KnowledgeChange.objects.get(undoes=change)
+    assert undo.actor == "user" and resp["Location"] == f"/changes/{undo.pk}/"
+    html = auth_client.get(resp["Location"]).content.decode()
+    assert f"Undid change #{change.pk}" in html
+    assert f'href="/changes/{change.pk}/"' in html
+
+
+def test_undo_a_skill_creation_removes_it(auth_client, home):
+    SkillStore().create("tmp-skill", "---\nname: tmp-skill\ndescription: d\n---\nbody\n", prov=AGENT)
+    change = KnowledgeChange.objects.get(action="create")
+    auth_client.post(f"/changes/{change.pk}/undo/")
+    assert not (home / "skills" / "tmp-skill").exists()
+    resp = auth_client.post(f"/changes/{change.pk}/undo/", follow=True)
+    assert "Nothing to undo" in resp.content.decode()
+
+
+def test_undo_error_is_shown(auth_client, home):
+    change = changelog.record(
+        kind="skill", target="x", action="edit", prov=AGENT, before="a", after="b", path="../escape/SKILL.md"
+    )
+    resp = auth_client.post(f"/changes/{change.pk}/undo/", follow=True)
+    assert "Undo failed" in resp.content.decode()
+
+
+def test_unauthenticated_is_redirected(client, db):
+    assert client.get("/changes/").status_code == 302
+    assert client.post("/changes/1/undo/").status_code == 302
+
+
+def test_hostile_change_rows_render_inertly(auth_client, home):
+    text = "\n".join(HOSTILE)
+    change = changelog.record(
+        kind="memory", target="memory", action="add", prov=AGENT, before="", after=text, summary=text
+    )
+    for url in ("/changes/", f"/changes/{change.pk}/"):
+        html = auth_client.get(url).content.decode()
+        assert_inert(html)
+        assert "alert(1)" in html
