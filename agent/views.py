@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent import chat_service
+from agent import chat_service, review
 from agent import config as hermes_config
 from agent.llm import LLMError, client_from_config
 from agent.models import ChatSession
@@ -60,6 +60,7 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
         "session": session,
         "items": chat_service.conversation(session),
         "counters": chat_service.counters(session),
+        "review_running": review.is_running(session.pk),
         "max_chars": config.get("agent", "max_message_chars"),
         "needs_setup": not config.model_name,
         **_sessions(request, session),
