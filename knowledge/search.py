@@ -36,9 +36,10 @@ MAX_QUERY_CHARS = 2048
 MAX_TERMS = 32  # a pasted paragraph should not become a 300-phrase AND
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
 SNIPPET_TOKENS = 16
-# Ranking happens inside the index first; only this many best rows are joined to messages
-# and sessions (joining every hit of a common word is what makes a naive query slow).
-CANDIDATES = 500
+# bm25 is computed for every hit before sorting, which for a common word over 1M messages
+# is most of the query time. So ranking looks at the newest RANK_WINDOW hits (found by a
+# cheap walk of the index in rowid order); the exact query runs when filters leave too few.
+RANK_WINDOW = 5000
 
 FTS_TABLE = "agent_message_fts"
 TRIGRAM_TABLE = "agent_message_trigram"
@@ -298,18 +299,17 @@ class _Plan:
     def params(self) -> list[Any]:
         return self.index_params + self.filter_params
 
-    def ranked_from(self, candidates: int) -> tuple[str, list[Any]]:
-        """FROM clause over the `candidates` best rows by rank, and its parameters."""
-        sql = (
-            f"(SELECT rowid AS mid, rank AS r FROM {self.table} WHERE {' AND '.join(self.index_where)} "
-            "ORDER BY rank LIMIT %s) hits JOIN agent_message m ON m.id = hits.mid "
-            "JOIN agent_chatsession s ON s.id = m.session_id"
+    def windowed(self, window: int) -> tuple[str, list[Any]]:
+        """WHERE clause limited to the newest `window` hits, and its parameters."""
+        t = self.table
+        oldest = (
+            f"coalesce((SELECT rowid FROM {t} WHERE {' AND '.join(self.index_where)} "
+            "ORDER BY rowid DESC LIMIT 1 OFFSET %s), 0)"
         )
-        return sql, [*self.index_params, candidates]
+        return f"{self.where_sql} AND {t}.rowid >= {oldest}", [*self.params, *self.index_params, window - 1]
 
-    @property
-    def filter_sql(self) -> str:
-        return f"WHERE {' AND '.join(self.filter_where)}" if self.filter_where else ""
+    def snippet_column(self) -> str:
+        return self.snippet or "NULL"
 
 
 def _snippet_sql(table: str) -> str:
@@ -379,28 +379,20 @@ def search_messages(
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     plan = _plan(terms, filters)
     limit, offset = max(1, limit), max(0, offset)
-    columns = "m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content"
+    columns = f"m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content, {plan.snippet_column()}"
     count_sql = f"SELECT count(*) FROM (SELECT 1 FROM {plan.from_sql} WHERE {plan.where_sql} LIMIT %s)"
+    page = f"SELECT {columns} FROM {plan.from_sql} WHERE {{}} ORDER BY {plan.rank} LIMIT %s OFFSET %s"
     with connection.cursor() as cur:
         cur.execute(count_sql, [*plan.params, COUNT_CAP + 1])
         (total,) = cur.fetchone()
         rows: list[tuple[Any, ...]] = []
-        if plan.match is not None:
-            frm, params = plan.ranked_from(max(CANDIDATES, 4 * (offset + limit)))
-            cur.execute(
-                f"SELECT {columns} FROM {frm} {plan.filter_sql} ORDER BY hits.r LIMIT %s OFFSET %s",
-                [*params, *plan.filter_params, limit, offset],
-            )
+        if plan.match is not None and total > COUNT_CAP:
+            where, params = plan.windowed(max(RANK_WINDOW, offset + limit))
+            cur.execute(page.format(where), [*params, limit, offset])
             rows = cur.fetchall()
-        # The filters removed too many of the best candidates (or there is no rank): the
-        # exact query over every hit.
         if len(rows) < limit and min(total, COUNT_CAP + 1) > offset + len(rows):
-            cur.execute(
-                f"SELECT {columns} FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.rank} LIMIT %s OFFSET %s",
-                [*plan.params, limit, offset],
-            )
+            cur.execute(page.format(plan.where_sql), [*plan.params, limit, offset])
             rows = cur.fetchall()
-        snippets = _snippets_for(cur, plan, [row[0] for row in rows])
     results = [
         MessageHit(
             message_id=mid,
@@ -409,9 +401,9 @@ def search_messages(
             source=source,
             role=role,
             created_at=_to_datetime(created),
-            snippet=snippets.get(mid) or _python_snippet(content, plan.needles),
+            snippet=snippet or _python_snippet(content, plan.needles),
         )
-        for mid, sid, title, name, source, role, created, content in rows
+        for mid, sid, title, name, source, role, created, content, snippet in rows
     ]
     return SearchPage(query=query, results=results, total=min(total, COUNT_CAP), total_capped=total > COUNT_CAP)
 
@@ -437,21 +429,17 @@ def search_sessions(
     # the minimum, i.e. the best match of each session.
     limit = max(1, limit)
     with connection.cursor() as cur:
+        grouped = (
+            f"SELECT m.session_id, m.id, min({plan.rank}) AS best FROM {plan.from_sql} "
+            "WHERE {} GROUP BY m.session_id ORDER BY best LIMIT %s"
+        )
         best: list[tuple[str, int]] = []
         if plan.match is not None:
-            frm, params = plan.ranked_from(CANDIDATES * 4)
-            cur.execute(
-                f"SELECT m.session_id, m.id, min(hits.r) AS best FROM {frm} {plan.filter_sql} "
-                "GROUP BY m.session_id ORDER BY best LIMIT %s",
-                [*params, *plan.filter_params, limit],
-            )
+            where, params = plan.windowed(RANK_WINDOW)
+            cur.execute(grouped.format(where), [*params, limit])
             best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
-        if len(best) < limit:  # fewer sessions among the best candidates: ask exactly
-            cur.execute(
-                f"SELECT m.session_id, m.id, min({plan.rank}) AS best FROM {plan.from_sql} "
-                f"WHERE {plan.where_sql} GROUP BY m.session_id ORDER BY best LIMIT %s",
-                [*plan.params, limit],
-            )
+        if len(best) < limit:  # fewer sessions among the newest hits: ask over all of them
+            cur.execute(grouped.format(plan.where_sql), [*plan.params, limit])
             best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
         snippets = _snippets_for(cur, plan, [mid for _, mid in best])
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])

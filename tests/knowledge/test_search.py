@@ -257,15 +257,18 @@ def test_any_text_searches_without_error(text: str) -> None:
     search_sessions(text, limit=3)
 
 
-def test_filters_still_exact_when_the_best_candidates_are_filtered_out(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_filters_still_exact_when_the_rank_window_is_filtered_out(monkeypatch: pytest.MonkeyPatch) -> None:
     import knowledge.search as search
 
-    monkeypatch.setattr(search, "CANDIDATES", 1)  # only the single best hit is pre-ranked
+    monkeypatch.setattr(search, "RANK_WINDOW", 1)  # rank only the newest hit first
+    monkeypatch.setattr(search, "COUNT_CAP", 1)  # so even this small result counts as "many hits"
     here, other = _session("here"), _session("other")
     for _ in range(5):
         _msg(here, "rabbitmq rabbitmq rabbitmq queue", role="assistant")
     wanted = _msg(other, "a rabbitmq question among many other words in a long sentence", role="user")
     assert _ids(search_messages("rabbitmq", roles=["user"]).results) == [wanted.id]
     assert _ids(search_messages("rabbitmq", exclude_session_id=here.id).results) == [wanted.id]
+    # The newest hit is the user's: the assistant's older ones come from the exact query.
+    assert len(search_messages("rabbitmq", roles=["assistant"]).results) == 5
     assert [h.session_id for h in search_sessions("rabbitmq", limit=2)] == [here.id, other.id]
     assert [h.message_id for h in search_sessions("rabbitmq", roles=["user"])] == [wanted.id]
