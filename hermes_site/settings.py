@@ -38,7 +38,17 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = os.environ.get("HERMES_DEBUG", "") == "1"
-ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
+# Only the loopback names: a page on another site that rebinds its DNS name to 127.0.0.1 still
+# sends its own Host header and is refused (no DNS rebinding).
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+if os.environ.get("HERMES_TEST_ISOLATED"):
+    ALLOWED_HOSTS.append("testserver")  # Django's test client
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Strict"
+X_FRAME_OPTIONS = "DENY"
+# Request bodies beyond this are refused with a clear error (imports have their own cap).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 INSTALLED_APPS = [
     "daphne",
