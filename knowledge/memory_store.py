@@ -443,7 +443,16 @@ class MemoryStore:
             result: Result = {"success": True, "changed": outcome.changed, "target": spec.name, "action": action}
             if outcome.changed:
                 result["message"] = spec.updated_message
-                result.update(self._commit(spec, path, raw, existed, lossy, outcome, prov, action))
+                try:
+                    result.update(self._commit(spec, path, raw, existed, lossy, outcome, prov, action))
+                except OSError as exc:
+                    # Disk full, quota, read-only folder: the atomic write left the old file
+                    # intact, so say plainly that nothing was saved.
+                    return {
+                        "success": False,
+                        "error": f"Could not save {spec.filename}: {exc.strerror or exc}. Nothing was changed.",
+                        "target": spec.name,
+                    }
             else:
                 result["message"] = outcome.unchanged_message
             result["usage"] = format_usage(len(serialise(outcome.entries)), limit)

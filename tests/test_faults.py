@@ -1,0 +1,164 @@
+"""Faults end in a clear state and lose nothing (issue 8, Build 4).
+
+Model-server faults (down, slow, HTTP errors, garbage, cut-off streams) are covered in
+tests/agent/test_loop.py and tests/agent/test_chat_command.py; this file covers the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from django.db import connection
+
+from agent import notify
+from agent.loop import TurnDone
+from agent.models import Message, ReviewRun
+from agent.review import wait_for_reviews
+from agent.runner import AgentSession, default_client_factory
+from tests.cli import ROOT, new_home
+from tests.conftest import write_config
+from tests.fakellm import Reply, ScriptedLLM, last_user_text
+from tests.learning import SAVE_USER_PREF, script_review
+
+DISK_FULL_SCRIPT = """
+import json, django
+django.setup()
+from knowledge.memory_store import MemoryStore
+from knowledge.provenance import Provenance
+ops = [{"action": "add", "content": f"note {i}: " + "lorem ipsum dolor " * 3000} for i in range(40)]
+print(json.dumps(MemoryStore().apply("memory", ops, Provenance(actor="user"))))
+"""
+
+
+def test_disk_full_while_writing_memory_keeps_the_old_file(tmp_path):
+    home = new_home(tmp_path)
+    mem = home.path / "memories"
+    mem.mkdir()
+    (mem / "MEMORY.md").write_text("first entry\n§\nsecond entry")
+    (home.path / "config.yaml").write_text("memory:\n  memory_char_limit: 10000000\n")
+
+    def limit_file_size() -> None:
+        # The kernel refuses writes past 1 MB, as a full disk would (EFBIG instead of ENOSPC).
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
+
+    r = subprocess.run(
+        [sys.executable, "-c", DISK_FULL_SCRIPT],
+        cwd=ROOT,
+        env=home.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit_file_size,
+    )
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["success"] is False and "Nothing was changed" in result["error"]
+    assert (mem / "MEMORY.md").read_text() == "first entry\n§\nsecond entry"
+    assert not list(mem.glob(".*.tmp"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_locked_database_makes_writers_wait_not_fail(home, llm):
+    llm.default = lambda b: Reply(text=f"answer to {last_user_text(b)}")
+    agent = AgentSession.open(source="cli")
+    db_path = connection.settings_dict["NAME"]
+    locked = threading.Event()
+
+    def hold_lock() -> None:
+        other = sqlite3.connect(db_path, timeout=30)
+        other.execute("BEGIN EXCLUSIVE")
+        locked.set()
+        time.sleep(2)
+        other.commit()
+        other.close()
+
+    t = threading.Thread(target=hold_lock)
+    t.start()
+    assert locked.wait(10)
+    events = list(agent.run_turn("written while the database is locked"))
+    t.join()
+    assert any(isinstance(e, TurnDone) for e in events)
+    stored = list(Message.objects.filter(session=agent.session).values_list("role", "content"))
+    assert stored == [
+        ("user", "written while the database is locked"),
+        ("assistant", "answer to written while the database is locked"),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_review_thread_crash_is_recorded_and_chat_continues(home, llm):
+    write_config(
+        home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\nreview:\n  model: crashy\n"
+    )
+    script_review(llm, [SAVE_USER_PREF])
+
+    def factory(config, model=None):
+        if model == "crashy":
+            raise RuntimeError("review worker exploded")
+        return default_client_factory(config, model)
+
+    heard: list[notify.ReviewNotice] = []
+    unsubscribe = notify.subscribe(heard.append)
+
+    def broken_listener(n: notify.ReviewNotice) -> None:
+        raise ValueError("a broken tab")
+
+    unsubscribe_broken = notify.subscribe(broken_listener)
+    try:
+        agent = AgentSession.open(source="cli", client_factory=factory)
+        list(agent.run_turn("one"))
+        assert wait_for_reviews(agent.session.pk, 30)
+        events = list(agent.run_turn("two"))
+        assert wait_for_reviews(agent.session.pk, 30)
+    finally:
+        unsubscribe()
+        unsubscribe_broken()
+    assert any(isinstance(e, TurnDone) and e.final_text == "ok" for e in events)
+    runs = list(ReviewRun.objects.filter(session=agent.session))
+    assert runs and all(r.status == "failed" and "review worker exploded" in r.error for r in runs)
+    assert heard and heard[0].status == "failed"  # the broken listener did not stop this one
+
+
+def test_process_killed_mid_turn_loses_nothing_said(tmp_path):
+    server = ScriptedLLM()
+    server.start()
+    try:
+        server.push(Reply(text="a very slow answer " * 200, chunk_delay=0.05))
+        server.default = lambda b: Reply(text=f"answer to {last_user_text(b)}")
+        home = new_home(tmp_path, server.base_url)
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "chat", "--session", "k", "-m", "please remember my question"],
+            cwd=ROOT,
+            env=home.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 30
+        while not server.chat_requests() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # mid-stream
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        db = home.path / "dashboard.sqlite3"
+        with sqlite3.connect(db) as c:
+            assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert c.execute("select content from agent_message where role='user'").fetchall() == [
+                ("please remember my question",)
+            ]
+        r = home.manage("chat", "--session", "k", "-m", "are you back?")
+        assert r.returncode == 0, r.stderr
+        assert "answer to are you back?" in r.stdout
+        users = [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "user"]
+        assert users == ["please remember my question", "are you back?"]
+    finally:
+        server.stop()
