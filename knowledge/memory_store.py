@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +27,7 @@ from typing import Any
 
 from agent import config as hermes_config
 from knowledge import changelog
+from knowledge.fileio import atomic_write, fsync_dir
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
 from knowledge.threat_scan import MAX_SCAN_CHARS, ThreatHit, scan
@@ -391,10 +390,10 @@ class MemoryStore:
             raw, existed, _ = _read(path)
             self._sync_external(spec, raw, existed)
             if change.existed_before:
-                _atomic_write(path, change.before)
+                atomic_write(path, change.before)
             elif existed:
                 path.unlink()
-                _fsync_dir(path.parent)
+                fsync_dir(path.parent)
             return changelog.record(
                 kind="memory",
                 target=spec.name,
@@ -480,7 +479,7 @@ class MemoryStore:
                 f"{backup.name} before rewriting."
             )
         new_raw = serialise(outcome.entries)
-        _atomic_write(path, new_raw)
+        atomic_write(path, new_raw)
         changelog.record(
             kind="memory",
             target=spec.name,
@@ -556,36 +555,10 @@ def _read(path: Path) -> tuple[str, bool, bool]:
     return text, True, text.encode("utf-8") != data
 
 
-def _atomic_write(path: Path, content: str | bytes) -> None:
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        # A failed or interrupted write must not leave temp files behind; the target is intact.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Makes the rename itself durable; without it a power cut can bring the old file back.
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _backup(path: Path) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     backup = path.with_name(f"{path.name}.bak.{stamp}")
-    _atomic_write(backup, path.read_bytes())
+    atomic_write(backup, path.read_bytes())
     return backup
 
 

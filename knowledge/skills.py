@@ -15,7 +15,6 @@ import contextlib
 import copy
 import fcntl
 import os
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -27,6 +26,7 @@ from django.utils import timezone
 
 from agent import config as hermes_config
 from knowledge import changelog
+from knowledge.fileio import atomic_write
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_format import (
@@ -93,25 +93,8 @@ def _snapshot(path: Path) -> _Snap:
         return _Snap(exists=True, text=base64.b64encode(data).decode("ascii"), is_b64=True)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; skills are meant to be read by people
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)  # so the rename itself survives a crash
-    finally:
-        os.close(dir_fd)
+def _write_skill_file(path: Path, data: bytes) -> None:
+    atomic_write(path, data, mode=0o644)  # skills are meant to be read by people
 
 
 def _prune_empty(start: Path, stop: Path) -> None:
@@ -478,7 +461,7 @@ class SkillStore:
 
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
         before = _snapshot(target)
-        _atomic_write(target, data)
+        _write_skill_file(target, data)
         return self._log(name, action, prov, target, before, data.decode("utf-8", errors="replace"))
 
     def _log(
@@ -558,7 +541,7 @@ class SkillStore:
             other = self._find(change.target)
             if other is not None and other.path != target.parent:
                 raise changelog.UndoError(f"Cannot undo: a skill named '{change.target}' exists again elsewhere.")
-        _atomic_write(target, wanted)
+        _write_skill_file(target, wanted)
         return self._log(change.target, "undo", prov, target, now, wanted.decode("utf-8", "replace"), undoes=change)
 
 
