@@ -16,6 +16,7 @@ import threading
 import time
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import close_old_connections
@@ -127,7 +128,8 @@ def spawn_review(
     run = ReviewRun.objects.create(
         session_id=session_id, trigger=trigger, prompt_kind=kind, model=config.review_model, status="queued"
     )
-    future = _pool.submit(_run_review, run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
+    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
+    future = _pool.submit(_run_review, job)
     with _registry_lock:
         _pending[session_id].append(future)
     return future
@@ -154,34 +156,30 @@ def is_running(session_id: str) -> bool:
         return any(not f.done() for f in _pending.get(session_id, []))
 
 
-def _run_review(
-    run_id: int,
-    session_id: str,
-    snapshot: list[dict[str, Any]],
-    kind: str,
-    config: Config,
-    registry: ToolRegistry,
-    client_factory: Any,
-) -> ReviewRun | None:
-    lock = _session_locks[session_id]
+@dataclass(frozen=True)
+class ReviewJob:
+    run_id: int
+    session_id: str
+    snapshot: list[dict[str, Any]]  # a copy: the chat goes on appending to its own list
+    kind: str
+    config: Config
+    registry: ToolRegistry
+    client_factory: Any
+
+
+def _run_review(job: ReviewJob) -> ReviewRun | None:
+    lock = _session_locks[job.session_id]
     with lock:  # one review per session at a time; a second waits here, it is not dropped
         try:
-            return _execute(run_id, session_id, snapshot, kind, config, registry, client_factory)
+            return _execute(job)
         finally:
             close_old_connections()
             with _registry_lock:
-                _pending[session_id] = [f for f in _pending[session_id] if not f.done()]
+                _pending[job.session_id] = [f for f in _pending[job.session_id] if not f.done()]
 
 
-def _execute(
-    run_id: int,
-    session_id: str,
-    snapshot: list[dict[str, Any]],
-    kind: str,
-    config: Config,
-    registry: ToolRegistry,
-    client_factory: Any,
-) -> ReviewRun:
+def _execute(job: ReviewJob) -> ReviewRun:
+    run_id, session_id, kind, config = job.run_id, job.session_id, job.kind, job.config
     run = ReviewRun.objects.get(pk=run_id)
     run.status = "running"
     run.save(update_fields=["status"])
@@ -190,7 +188,7 @@ def _execute(
     tool_messages: list[dict[str, Any]] = []
     error = ""
     try:
-        client = client_factory(config, config.review_model)
+        client = job.client_factory(config, config.review_model)
         ctx = ToolContext(
             actor="review",
             session_id=session_id,
@@ -204,11 +202,11 @@ def _execute(
         )
         loop = AgentLoop(
             client=client,
-            registry=registry.subset(REVIEW_TOOLS),
+            registry=job.registry.subset(REVIEW_TOOLS),
             ctx=ctx,
             max_iterations=int(config.get("review", "max_iterations")),
         )
-        messages = snapshot + [{"role": "user", "content": PROMPTS[kind]}]
+        messages = job.snapshot + [{"role": "user", "content": PROMPTS[kind]}]
         for event in loop.run(messages):
             if isinstance(event, ModelCalled):
                 run.prompt_tokens += event.usage.prompt_tokens
