@@ -67,3 +67,16 @@ def auth_client(client, db):
     resp = client.get(f"/login?token={login_token()}")
     assert resp.status_code == 302
     return client
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedLLM]:
+    """A scripted model server answering "answer to <last user text>", for subprocess tests
+    (which get its URL through tests.cli.new_home rather than this process's environment)."""
+    from tests.fakellm import Reply, last_user_text
+
+    s = ScriptedLLM()
+    s.start()
+    s.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
+    yield s
+    s.stop()

@@ -7,16 +7,7 @@ import sqlite3
 import pytest
 
 from tests.cli import new_home
-from tests.fakellm import Reply, ScriptedLLM, last_user_text
-
-
-@pytest.fixture
-def server():
-    s = ScriptedLLM()
-    s.start()
-    s.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
-    yield s
-    s.stop()
+from tests.fakellm import Reply
 
 
 def _rows(home, sql, *args):

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.cli import new_home
-from tests.fakellm import Reply, ScriptedLLM, last_user_text
+from tests.fakellm import Reply
 from tests.learning import (
     SAVE_USER_PREF,
     is_flush,
@@ -14,15 +12,6 @@ from tests.learning import (
     script_review,
     user_texts,
 )
-
-
-@pytest.fixture
-def server():
-    s = ScriptedLLM()
-    s.start()
-    s.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
-    yield s
-    s.stop()
 
 
 def _turns(n, start=1):
