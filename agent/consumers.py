@@ -19,13 +19,20 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agent import chat_service, live
 from agent import config as hermes_config
+from hermes_site.security import same_origin
 
 UNAUTHORIZED = 4401
+FORBIDDEN_ORIGIN = 4403
 
 
-def _authenticated(scope: dict[str, Any]) -> bool:
+def _refusal(scope: dict[str, Any]) -> int | None:
+    """Why a handshake is refused (a close code), or None. Closing before accept = HTTP 403."""
     user = scope.get("user")
-    return bool(user is not None and user.is_authenticated)
+    if user is None or not user.is_authenticated:
+        return UNAUTHORIZED
+    if not same_origin(scope):
+        return FORBIDDEN_ORIGIN  # cross-site websocket hijacking, e.g. from another local port
+    return None
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
@@ -33,8 +40,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     HANDLERS: ClassVar[dict[str, str]] = {"message": "on_message", "stop": "on_stop", "ping": "on_ping"}
 
     async def connect(self) -> None:
-        if not _authenticated(self.scope):
-            await self.close(code=UNAUTHORIZED)
+        if (code := _refusal(self.scope)) is not None:
+            await self.close(code=code)
             return
         self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
         self.closed = False
@@ -120,8 +127,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
 class NotifyConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
-        if not _authenticated(self.scope):
-            await self.close(code=UNAUTHORIZED)
+        if (code := _refusal(self.scope)) is not None:
+            await self.close(code=code)
             return
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(live.GROUP, self.channel_name)

@@ -38,7 +38,8 @@ def session_id(llm, transactional_db) -> str:
 
 
 async def _open(path: str, user: Any) -> WebsocketCommunicator:
-    comm = WebsocketCommunicator(APP, path)
+    # The page's own origin: the consumers refuse handshakes whose Origin is not the Host.
+    comm = WebsocketCommunicator(APP, path, headers=[(b"origin", b"http://testserver"), (b"host", b"testserver")])
     comm.scope["user"] = user
     connected, code = await comm.connect()
     assert connected, code
