@@ -4,6 +4,8 @@
 {"type": "ping"}. Frames out, for one turn and in this order: turn_started, delta*,
 tool_started/tool_finished*, done | error, saved, then ready (the session accepts the next
 message). A bad frame gets {"type": "error", "error": "..."} and the socket stays open.
+Frames beyond the per-connection rate limit (agent/ratelimit.py) get an error starting with
+"Slow down:" plus "retry_after" (seconds); the refused message is not stored.
 
 `/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
 review finishes, {"type": "review_started", "session_id"} when one is spawned.
@@ -17,7 +19,7 @@ from typing import Any, ClassVar
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from agent import chat_service, live
+from agent import chat_service, live, ratelimit
 from agent import config as hermes_config
 from hermes_site.security import same_origin
 
@@ -46,6 +48,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
         self.closed = False
         self.pumps: set[asyncio.Task[None]] = set()
+        self.limits = ratelimit.ConnectionLimits()
         live.capture_loop(asyncio.get_running_loop())
         await self.accept()
 
@@ -57,12 +60,24 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if not self.closed:
             await self.send_json(frame)
 
-    async def error(self, message: str) -> None:
-        await self.send_frame({"type": "error", "error": message})
+    async def error(self, message: str, **extra: Any) -> None:
+        await self.send_frame({"type": "error", "error": message, **extra})
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if text_data is None:
             await self.error("Binary frames are not understood; send JSON text.")
+            return
+        wait, why = self.limits.check_frame()
+        if wait:
+            await self.error(why, retry_after=wait)
+            return
+        # Measured before parsing, so a huge frame costs no JSON work (the message limit below
+        # gives the precise number once the frame is known to be of a sane size).
+        limit = int(hermes_config.get().get("agent", "max_message_chars"))
+        if len(text_data) > ratelimit.max_frame_chars(limit):
+            await self.error(
+                f"The frame is {len(text_data):,} characters; messages are limited to {limit:,}. Nothing was sent."
+            )
             return
         try:
             frame = json.loads(text_data)
@@ -96,6 +111,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         limit = int(hermes_config.get().get("agent", "max_message_chars"))
         if len(text) > limit:
             await self.error(f"The message is {len(text):,} characters; the limit is {limit:,}. Nothing was sent.")
+            return
+        wait, why = self.limits.check_message()
+        if wait:
+            await self.error(why, retry_after=wait)
             return
         interrupt = chat_service.try_begin_turn(self.session_id)
         if interrupt is None:
