@@ -1,0 +1,574 @@
+"""Access control and limits (issue 8), against a real daphne subprocess where the wire matters.
+
+A page on another site, a DNS-rebinding name, another local port or a request without the login
+token must get nothing: foreign Host headers are refused (400), every page redirects to /login,
+every POST/htmx endpoint refuses, POSTs without a CSRF token or from another origin are refused
+even with a valid session, and the websockets accept only same-origin, logged-in handshakes.
+
+The limits part drives the chat consumer with Channels' communicator: the per-connection rate
+limit answers "Slow down: …" without storing anything, and oversized frames/uploads are refused
+with a clear message and nothing changed.
+
+`start_daphne` and `Http` are reused by tests/test_soak.py (plain http.client: no Playwright in
+this process, DESIGN "Known traps").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import http.client
+import json
+import os
+import re
+import secrets
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Origin
+
+from agent import chat_service, ratelimit
+from agent.models import Message
+from agent.routing import websocket_urlpatterns
+from tests.conftest import write_config
+from tests.fakellm import Reply
+
+ROOT = Path(__file__).resolve().parents[1]
+_LISTENING = re.compile(r"Listening on TCP address [\d.]+:(\d+)")
+
+
+# -- a real server and a small HTTP client ------------------------------------------------------------
+
+
+@dataclass
+class Daphne:
+    port: int
+    home: Path
+    token: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        with sqlite3.connect(self.home / "dashboard.sqlite3", timeout=20) as db:
+            return db.execute(sql, args).fetchall()
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+
+@contextmanager
+def start_daphne(home: Path, config: str = "", extra_env: dict[str, str] | None = None) -> Iterator[Daphne]:
+    """daphne on 127.0.0.1, port 0 (read back from its log), with its own home and database."""
+    (home / "config.yaml").write_text(config, encoding="utf-8")
+    token = secrets.token_urlsafe(18)
+    (home / "login_token").write_text(token, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
+        env.pop(var, None)
+    env.update(
+        HERMES_HOME=str(home),
+        HERMES_TEST_ISOLATED="1",  # keep this home (settings re-homes pytest processes otherwise)
+        DJANGO_SETTINGS_MODULE="hermes_site.settings",
+        PYTHONUNBUFFERED="1",
+        HERMES_LOG_LEVEL="INFO",  # daphne's "Listening on TCP address" line carries the real port
+        **(extra_env or {}),
+    )
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert migrate.returncode == 0, migrate.stderr
+    log_path = home / "daphne.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", "0", "hermes_site.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        port = 0
+        while not port:
+            match = _LISTENING.search(log_path.read_text(encoding="utf-8", errors="replace"))
+            if match:
+                port = int(match.group(1))
+            elif proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"daphne did not start:\n{log_path.read_text(errors='replace')}")
+            else:
+                time.sleep(0.1)
+        yield Daphne(port, home, token, proc, log_path)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@dataclass
+class Resp:
+    status: int
+    headers: dict[str, str]
+    body: str
+
+    @property
+    def location(self) -> str:
+        return self.headers.get("location", "")
+
+
+@dataclass
+class Http:
+    """A cookie-keeping HTTP/1.1 client with full control of the Host and Origin headers."""
+
+    port: int
+    cookies: dict[str, str] = field(default_factory=dict)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        form: dict[str, str] | None = None,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        host: str | None = None,
+        timeout: float = 30,
+    ) -> Resp:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        all_headers = {"Host": host or f"127.0.0.1:{self.port}"}
+        if self.cookies:
+            all_headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if form is not None:
+            body = urllib.parse.urlencode(form).encode()
+            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        all_headers.update(headers or {})
+        try:
+            conn.request(method, path, body=body, headers=all_headers)
+            raw = conn.getresponse()
+            data = raw.read().decode("utf-8", errors="replace")
+            for cookie in raw.headers.get_all("Set-Cookie") or []:
+                name, _, value = cookie.split(";", 1)[0].partition("=")
+                self.cookies[name.strip()] = value.strip()
+            return Resp(raw.status, {k.lower(): v for k, v in raw.getheaders()}, data)
+        finally:
+            conn.close()
+
+    def get(self, path: str, **kw: Any) -> Resp:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, form: dict[str, str] | None = None, **kw: Any) -> Resp:
+        return self.request("POST", path, form=form or {}, **kw)
+
+    def login(self, token: str) -> None:
+        resp = self.get(f"/login?token={token}")
+        assert resp.status == 302 and "sessionid" in self.cookies, resp
+        # A page with a form sets the CSRF cookie, as the browser would get it.
+        assert self.get("/memory/").status == 200 and "csrftoken" in self.cookies
+
+    def csrf_post(self, path: str, form: dict[str, str] | None = None, **kw: Any) -> Resp:
+        """A POST as the dashboard's own pages make it: token in the form and same-origin headers."""
+        headers = {"Origin": f"http://127.0.0.1:{self.port}", **kw.pop("headers", {})}
+        return self.post(
+            path, {**(form or {}), "csrfmiddlewaretoken": self.cookies["csrftoken"]}, headers=headers, **kw
+        )
+
+
+# -- fixtures -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daphne]:
+    home = tmp_path_factory.mktemp("access-home")
+    (home / "memories").mkdir()
+    (home / "memories" / "MEMORY.md").write_text("Seeded entry", encoding="utf-8")
+    skill = home / "skills" / "seeded"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: seeded\ndescription: A seeded skill\n---\nBody\n", encoding="utf-8")
+    with start_daphne(home) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def owner(server: Daphne) -> Http:
+    client = Http(server.port)
+    client.login(server.token)
+    return client
+
+
+@pytest.fixture(scope="module")
+def session_id(server: Daphne, owner: Http) -> str:
+    assert owner.get("/").status == 200  # the home page opens (creates) the first chat
+    return str(server.query("SELECT id FROM agent_chatsession ORDER BY rowid LIMIT 1")[0][0])
+
+
+def _snapshot(home: Path) -> dict[str, str]:
+    """Hashes of everything a request could change on disk (memories, skills, config)."""
+    out: dict[str, str] = {}
+    for path in sorted([home / "config.yaml", *(home / "memories").rglob("*"), *(home / "skills").rglob("*")]):
+        if path.is_file():
+            out[str(path.relative_to(home))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _db_counts(server: Daphne) -> tuple[int, ...]:
+    tables = ("agent_chatsession", "agent_message", "knowledge_knowledgechange", "knowledge_pendingwrite")
+    return tuple(server.query(f"SELECT COUNT(*) FROM {t}")[0][0] for t in tables)
+
+
+# -- Host header (DNS rebinding) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["evil.example", "attacker.com:8765", "127.0.0.1.evil.example", "0.0.0.0:8000"])
+def test_a_foreign_host_header_is_refused(server: Daphne, owner: Http, host: str) -> None:
+    # A rebinding page sends its own name as Host; even with the owner's cookie it gets a 400.
+    for path in ("/", "/login", "/memory/", f"/login?token={server.token}"):
+        assert owner.get(path, host=host).status == 400, (host, path)
+    assert owner.csrf_post("/memory/memory/add/", {"content": "via rebinding"}, host=host).status == 400
+    assert "via rebinding" not in (server.home / "memories" / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_the_loopback_names_are_accepted(server: Daphne, owner: Http) -> None:
+    for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "127.0.0.1"):
+        assert owner.get("/memory/", host=host).status == 200, host
+
+
+# -- the login token ------------------------------------------------------------------------------------------
+
+PAGES = [
+    "/",
+    "/c/{sid}/",
+    "/c/sessions/",
+    "/memory/",
+    "/memory/memory/0/",
+    "/skills/",
+    "/skills/new/",
+    "/skills/seeded/",
+    "/changes/",
+    "/changes/1/",
+    "/reviews/",
+    "/reviews/1/",
+    "/pending/",
+    "/search/?q=seeded",
+    "/overview/",
+    "/settings/",
+    "/transfer/",
+    "/transfer/export/",
+    "/api/skills/slash",
+    "/admin/",
+    "/admin/agent/chatsession/",
+]
+POSTS = [
+    ("/memory/memory/add/", {"content": "planted"}),
+    ("/memory/memory/0/edit/", {"content": "planted"}),
+    ("/memory/memory/0/delete/", {}),
+    ("/skills/new/", {"name": "planted", "content": "---\nname: planted\ndescription: d\n---\nx"}),
+    ("/skills/seeded/edit/", {"content": "---\nname: seeded\ndescription: planted\n---\nx"}),
+    ("/skills/seeded/toggle/", {}),
+    ("/skills/seeded/delete/", {}),
+    ("/skills/bulk/", {"action": "disable", "names": "seeded"}),
+    ("/changes/1/undo/", {}),
+    ("/reviews/1/undo/", {}),
+    ("/pending/decide/", {"action": "approve", "ids": "1"}),
+    ("/pending/1/approve/", {}),
+    ("/pending/1/reject/", {}),
+    ("/settings/", {"memory.memory_char_limit": "5"}),
+    ("/transfer/import/", {"path": "/tmp"}),
+    ("/transfer/imports/1/undo/", {}),
+    ("/c/new/", {}),
+    ("/c/{sid}/rename/", {"title": "planted"}),
+    ("/c/{sid}/delete/", {}),
+    ("/setup/model/", {"base_url": "http://evil.example/v1", "model": "x"}),
+    ("/setup/check/", {}),
+]
+
+
+def test_without_the_token_only_login_and_static_files_are_reachable(server: Daphne, session_id: str) -> None:
+    stranger = Http(server.port)
+    assert stranger.get("/login").status == 200
+    assert stranger.get("/static/js/app.js").status == 200
+    assert stranger.get("/login?token=not-the-token").status == 403
+    assert "sessionid" not in stranger.cookies
+    for path in PAGES:
+        resp = stranger.get(path.format(sid=session_id))
+        assert resp.status == 302 and resp.location.startswith("/login"), (path, resp.status)
+        # htmx requests get a 401 and an HX-Redirect instead of a login page swapped into a panel
+        resp = stranger.get(path.format(sid=session_id), headers={"HX-Request": "true"})
+        assert resp.status == 401 and resp.headers.get("hx-redirect") == "/login", path
+
+
+def test_without_the_token_every_post_endpoint_refuses_and_nothing_changes(server: Daphne, session_id: str) -> None:
+    stranger = Http(server.port)
+    stranger.get("/login")  # a CSRF cookie of its own does not help
+    before, counts = _snapshot(server.home), _db_counts(server)
+    for path, form in POSTS:
+        url = path.format(sid=session_id)
+        resp = stranger.post(url, form, headers={"Origin": server.origin})
+        assert resp.status == 302 and resp.location.startswith("/login"), (path, resp.status)
+        resp = stranger.post(url, form, headers={"Origin": server.origin, "HX-Request": "true"})
+        assert resp.status == 401, (path, resp.status)
+    assert _snapshot(server.home) == before
+    assert _db_counts(server) == counts
+
+
+# -- CSRF ----------------------------------------------------------------------------------------------------
+
+
+def test_a_post_without_a_csrf_token_is_refused_even_when_logged_in(
+    server: Daphne, owner: Http, session_id: str
+) -> None:
+    before, counts = _snapshot(server.home), _db_counts(server)
+    for path, form in POSTS:
+        resp = owner.post(path.format(sid=session_id), form, headers={"Origin": server.origin})
+        assert resp.status == 403, (path, resp.status)
+        resp = owner.post(path.format(sid=session_id), form, headers={"Origin": server.origin, "HX-Request": "true"})
+        assert resp.status == 403, (path, resp.status)
+    assert _snapshot(server.home) == before
+    assert _db_counts(server) == counts
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "http://127.0.0.1:1", "http://localhost:1", "null"])
+def test_a_post_from_another_origin_is_refused_even_with_the_token(server: Daphne, owner: Http, origin: str) -> None:
+    # Another local port can read the (non-HttpOnly) CSRF cookie: cookies ignore ports. The
+    # Origin check is what stops it.
+    before = _snapshot(server.home)
+    resp = owner.csrf_post("/memory/memory/add/", {"content": "cross origin"}, headers={"Origin": origin})
+    assert resp.status == 403
+    resp = owner.csrf_post("/settings/", {"memory.memory_char_limit": "5"}, headers={"Origin": origin})
+    assert resp.status == 403
+    assert _snapshot(server.home) == before
+
+
+def test_the_same_post_with_the_token_from_the_dashboard_works(server: Daphne, owner: Http) -> None:
+    resp = owner.csrf_post("/memory/memory/add/", {"content": "Added with a CSRF token"})
+    assert resp.status == 302, resp.body[:500]
+    assert "Added with a CSRF token" in (server.home / "memories" / "MEMORY.md").read_text(encoding="utf-8")
+
+
+# -- websockets ----------------------------------------------------------------------------------------------
+
+
+def _ws_url(server: Daphne, path: str) -> str:
+    return f"ws://127.0.0.1:{server.port}{path}"
+
+
+def _cookie(client: Http) -> dict[str, str]:
+    return {"Cookie": f"sessionid={client.cookies['sessionid']}"}
+
+
+async def _refused(url: str, origin: str | None, headers: dict[str, str]) -> int:
+    with pytest.raises(InvalidStatus) as info:
+        async with ws_connect(
+            url, origin=Origin(origin) if origin else None, additional_headers=headers, open_timeout=10
+        ):
+            pass
+    return info.value.response.status_code
+
+
+WS_FOREIGN_ORIGINS = [
+    "http://evil.example",
+    "http://attacker.com:{port}",  # DNS rebinding: the attacker's name, our port
+    "http://127.0.0.1:1",  # another local port: same site (cookies are sent) but another origin
+    "http://localhost:1",
+    "http://localhost:{port}",  # the page asked for 127.0.0.1: another origin, however close
+    "https://127.0.0.1:{port}",
+    "null",
+    None,  # no Origin at all
+]
+
+
+@pytest.mark.parametrize("origin", WS_FOREIGN_ORIGINS)
+async def test_a_websocket_from_another_origin_is_refused_even_with_the_session_cookie(
+    server: Daphne, owner: Http, session_id: str, origin: str | None
+) -> None:
+    for path in (f"/ws/chat/{session_id}/", "/ws/notify/"):
+        status = await _refused(_ws_url(server, path), origin and origin.format(port=server.port), _cookie(owner))
+        assert status == 403, (path, origin)
+
+
+async def test_a_same_origin_websocket_with_the_session_is_accepted(
+    server: Daphne, owner: Http, session_id: str
+) -> None:
+    for origin in (server.origin, server.origin.upper().replace("HTTP", "http")):
+        for path in (f"/ws/chat/{session_id}/", "/ws/notify/"):
+            async with ws_connect(
+                _ws_url(server, path),
+                origin=Origin(origin),
+                additional_headers=_cookie(owner),
+                open_timeout=10,
+            ) as ws:
+                await ws.send(json.dumps({"type": "ping"}))
+                assert json.loads(await asyncio.wait_for(ws.recv(), 10)) == {"type": "pong"}
+
+
+async def test_a_same_origin_websocket_without_the_session_is_refused(server: Daphne, session_id: str) -> None:
+    for path in (f"/ws/chat/{session_id}/", "/ws/notify/"):
+        assert await _refused(_ws_url(server, path), server.origin, {}) == 403
+        assert await _refused(_ws_url(server, path), server.origin, {"Cookie": "sessionid=forged"}) == 403
+
+
+# -- limits: oversized bodies and uploads --------------------------------------------------------------------
+
+
+def test_an_oversized_upload_is_refused_with_a_clear_message_and_nothing_changes(server: Daphne, owner: Http) -> None:
+    from knowledge.transfer import MAX_ARCHIVE_BYTES
+
+    before, counts = _snapshot(server.home), _db_counts(server)
+    boundary = "----hermes" + secrets.token_hex(8)
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="csrfmiddlewaretoken"\r\n\r\n'
+        f"{owner.cookies['csrftoken']}\r\n--{boundary}\r\n"
+        'Content-Disposition: form-data; name="archive"; filename="home.zip"\r\n'
+        "Content-Type: application/zip\r\n\r\n"
+    ).encode()
+    body = head + b"\0" * (MAX_ARCHIVE_BYTES + 2 * 1024 * 1024) + f"\r\n--{boundary}--\r\n".encode()
+    resp = owner.request(
+        "POST",
+        "/transfer/import/",
+        body=body,
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}", "Origin": server.origin},
+        timeout=120,
+    )
+    assert resp.status == 413
+    assert "larger than 50 MB" in resp.body and "Nothing was imported" in resp.body
+    assert _snapshot(server.home) == before and _db_counts(server) == counts
+
+
+def test_an_oversized_form_body_is_refused_and_nothing_changes(server: Daphne, owner: Http) -> None:
+    before = _snapshot(server.home)
+    resp = owner.csrf_post("/memory/memory/add/", {"content": "x" * (6 * 1024 * 1024)})
+    assert resp.status in (400, 413)
+    assert _snapshot(server.home) == before
+
+
+# -- limits: the chat socket (Channels communicator, real runner and scripted model) --------------------------
+
+APP = URLRouter(websocket_urlpatterns)
+
+
+@pytest.fixture
+def ws_owner(transactional_db: None) -> Any:
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user("owner")
+
+
+async def _open(path: str, user: Any) -> WebsocketCommunicator:
+    # The page's own origin: the consumers refuse handshakes whose Origin is not the Host.
+    comm = WebsocketCommunicator(APP, path, headers=[(b"origin", b"http://testserver"), (b"host", b"testserver")])
+    comm.scope["user"] = user
+    connected, code = await comm.connect()
+    assert connected, code
+    return comm
+
+
+async def _until_ready(comm: WebsocketCommunicator) -> list[dict[str, Any]]:
+    frames = [await comm.receive_json_from(timeout=15)]
+    while frames[-1]["type"] not in ("ready",):
+        frames.append(await comm.receive_json_from(timeout=15))
+    return frames
+
+
+def _stored_user_texts(session_id: str) -> list[str]:
+    return list(
+        Message.objects.filter(session_id=session_id, role="user").order_by("id").values_list("content", flat=True)
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_messages_beyond_the_rate_limit_are_refused_kept_out_and_the_socket_stays_open(
+    llm: Any, ws_owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ratelimit, "MESSAGE_BURST", 3)
+    monkeypatch.setattr(ratelimit, "MESSAGE_REFILL_PER_SECOND", 2.0)
+    session_id = (await sync_to_async(chat_service.create_session)()).pk
+    comm = await _open(f"/ws/chat/{session_id}/", ws_owner)
+    for i in range(3):
+        await comm.send_json_to({"type": "message", "text": f"turn {i}"})
+        assert any(f["type"] == "done" for f in await _until_ready(comm))
+    await comm.send_json_to({"type": "message", "text": "one too many"})
+    refused = await comm.receive_json_from(timeout=5)
+    assert refused["type"] == "error" and refused["error"].startswith("Slow down:"), refused
+    assert "at most 3 messages" in refused["error"] and "was not sent" in refused["error"]
+    assert 0 < refused["retry_after"] <= 0.5 and "retry" not in refused  # the page unlocks its input
+    assert await sync_to_async(_stored_user_texts)(session_id) == ["turn 0", "turn 1", "turn 2"]
+    await comm.send_json_to({"type": "ping"})  # still open
+    assert await comm.receive_json_from(timeout=5) == {"type": "pong"}
+    await asyncio.sleep(refused["retry_after"])
+    await comm.send_json_to({"type": "message", "text": "one too many"})  # resent after the wait: accepted
+    assert any(f["type"] == "done" for f in await _until_ready(comm))
+    assert await sync_to_async(_stored_user_texts)(session_id) == ["turn 0", "turn 1", "turn 2", "one too many"]
+    assert len([r for r in llm.chat_requests() if r.get("stream")]) == 4  # the refused frame never reached the model
+    await comm.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_flood_of_frames_is_slowed_down_and_the_socket_stays_open(
+    llm: Any, ws_owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ratelimit, "FRAME_BURST", 10)
+    monkeypatch.setattr(ratelimit, "FRAME_REFILL_PER_SECOND", 5.0)
+    comm = await _open("/ws/chat/flood/", ws_owner)
+    for _ in range(30):
+        await comm.send_json_to({"type": "ping"})
+    replies = [await comm.receive_json_from(timeout=5) for _ in range(30)]
+    pongs = [r for r in replies if r == {"type": "pong"}]
+    slow = [r for r in replies if r["type"] == "error" and r["error"].startswith("Slow down:")]
+    assert 10 <= len(pongs) <= 12 and len(pongs) + len(slow) == 30
+    await asyncio.sleep(0.5)
+    await comm.send_json_to({"type": "ping"})
+    assert await comm.receive_json_from(timeout=5) == {"type": "pong"}
+    await comm.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_oversized_frame_is_refused_before_parsing_and_nothing_is_stored(
+    llm: Any, home: Path, ws_owner: Any
+) -> None:
+    write_config(home, "agent:\n  max_message_chars: 100\n")
+    session_id = (await sync_to_async(chat_service.create_session)()).pk
+    comm = await _open(f"/ws/chat/{session_id}/", ws_owner)
+    await comm.send_to(text_data="[" * 5_000_000)  # not even JSON: refused by size, not by a parse error
+    frame = await comm.receive_json_from(timeout=5)
+    assert frame["type"] == "error" and "5,000,000 characters" in frame["error"] and "limited to 100" in frame["error"]
+    await comm.send_json_to({"type": "message", "text": "z" * 101})
+    frame = await comm.receive_json_from(timeout=5)
+    assert "the limit is 100" in frame["error"] and "Nothing was sent" in frame["error"]
+    assert await sync_to_async(_stored_user_texts)(session_id) == []
+    assert not llm.chat_requests()
+    llm.push(Reply(text="fine"))
+    await comm.send_json_to({"type": "message", "text": "z" * 100})  # exactly the limit: accepted
+    assert any(f["type"] == "done" for f in await _until_ready(comm))
+    await comm.disconnect()
+
+
+def test_token_bucket_refills_at_its_rate() -> None:
+    now = [0.0]
+    bucket = ratelimit.TokenBucket(2, 0.5, clock=lambda: now[0])
+    assert bucket.take() == 0.0 and bucket.take() == 0.0
+    assert bucket.take() == pytest.approx(2.0)
+    now[0] = 1.0
+    assert bucket.take() == pytest.approx(1.0)
+    now[0] = 2.0
+    assert bucket.take() == 0.0
+    now[0] = 100.0  # never more than the burst
+    assert [bucket.take() for _ in range(3)][-1] > 0
