@@ -82,3 +82,39 @@ def test_interactive_prompt_reads_lines_until_eof(tmp_path, server):
     r = home.manage("chat", "--session", "i", input="first line\nsecond line\n")
     assert r.returncode == 0, r.stderr
     assert "answer to first line" in r.stdout and "answer to second line" in r.stdout
+
+
+def test_agent_saves_memory_creates_and_views_skill_and_next_session_knows(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    skill = (
+        "---\nname: tea-brewing\ndescription: How the user brews green tea\n---\n# Steps\nWater at 80C, 2 minutes.\n"
+    )
+    server.push(
+        Reply(
+            tool_calls=[
+                {
+                    "name": "memory",
+                    "arguments": {"target": "user", "action": "add", "content": "Drinks green tea, never coffee"},
+                }
+            ]
+        ),
+        Reply(
+            tool_calls=[
+                {"name": "skill_manage", "arguments": {"action": "create", "name": "tea-brewing", "content": skill}}
+            ]
+        ),
+        Reply(tool_calls=[{"name": "skill_view", "arguments": {"name": "tea-brewing"}}]),
+        Reply(text="Saved your tea preferences."),
+    )
+    r = home.manage("chat", "-m", "I only drink green tea; remember how I brew it")
+    assert r.returncode == 0, r.stderr
+    assert "Saved your tea preferences." in r.stdout
+    viewed = [m for m in server.requests[3]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "Water at 80C" in viewed
+    first_prompt = server.requests[0]["messages"][0]["content"]
+    assert "green tea" not in first_prompt  # the frozen snapshot does not change mid-session
+    r = home.manage("chat", "-m", "hello again")
+    assert r.returncode == 0, r.stderr
+    prompt = server.requests[-1]["messages"][0]["content"]
+    assert "USER PROFILE (who the user is)" in prompt and "Drinks green tea, never coffee" in prompt
+    assert "- tea-brewing: How the user brews green tea" in prompt
