@@ -36,10 +36,7 @@ MAX_QUERY_CHARS = 2048
 MAX_TERMS = 32  # a pasted paragraph should not become a 300-phrase AND
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
 SNIPPET_TOKENS = 16
-# bm25 is computed for every hit before sorting, which for a common word over 1M messages
-# is most of the query time. So ranking looks at the newest RANK_WINDOW hits (found by a
-# cheap walk of the index in rowid order); the exact query runs when filters leave too few.
-RANK_WINDOW = 5000
+SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
 
 FTS_TABLE = "agent_message_fts"
 TRIGRAM_TABLE = "agent_message_trigram"
@@ -279,17 +276,25 @@ class _Plan:
     index_params: list[Any]
     filter_where: list[str]  # conditions on the message / session
     filter_params: list[Any]
-    rank: str  # an expression: smaller is better
+    needs_session: bool  # a filter reads agent_chatsession
     snippet: str | None  # SQL for the snippet, or None to build it in Python
     needles: list[str]
     match: str | None
 
     @property
+    def ranked(self) -> bool:
+        return self.match is not None
+
+    @property
+    def order_sql(self) -> str:
+        """Best first. `rank` (bm25) is consumed by FTS5 itself, so rows stream in rank order
+        and a LIMIT stops the join, the filters and snippet() after the page."""
+        return f"{self.table}.rank" if self.ranked else f"{self.table}.rowid DESC"
+
+    @property
     def from_sql(self) -> str:
-        return (
-            f"{self.table} JOIN agent_message m ON m.id = {self.table}.rowid "
-            "JOIN agent_chatsession s ON s.id = m.session_id"
-        )
+        sql = f"{self.table} JOIN agent_message m ON m.id = {self.table}.rowid"
+        return sql + (" JOIN agent_chatsession s ON s.id = m.session_id" if self.needs_session else "")
 
     @property
     def where_sql(self) -> str:
@@ -299,18 +304,6 @@ class _Plan:
     def params(self) -> list[Any]:
         return self.index_params + self.filter_params
 
-    def windowed(self, window: int) -> tuple[str, list[Any]]:
-        """WHERE clause limited to the newest `window` hits, and its parameters."""
-        t = self.table
-        oldest = (
-            f"coalesce((SELECT rowid FROM {t} WHERE {' AND '.join(self.index_where)} "
-            "ORDER BY rowid DESC LIMIT 1 OFFSET %s), 0)"
-        )
-        return f"{self.where_sql} AND {t}.rowid >= {oldest}", [*self.params, *self.index_params, window - 1]
-
-    def snippet_column(self) -> str:
-        return self.snippet or "NULL"
-
 
 def _snippet_sql(table: str) -> str:
     return f"snippet({table}, -1, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS})"
@@ -318,11 +311,12 @@ def _snippet_sql(table: str) -> str:
 
 def _plan(terms: list[Term], filters: Filters) -> _Plan:
     where, params = _filter_sql(filters)
+    needs_session = bool(filters.sources)
     if not any(t.unsegmented for t in terms):
         words = " ".join(_quote(t.text) for t in terms)
         return _Plan(
-            FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params,
-            f"{FTS_TABLE}.rank", _snippet_sql(FTS_TABLE), [], words,
+            FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params, needs_session,
+            _snippet_sql(FTS_TABLE), [], words,
         )  # fmt: skip
     # Trigram index: terms of 3+ characters through MATCH (substring), shorter ones by a
     # scan of the trigram table, which holds only the messages with non-ASCII text.
@@ -341,8 +335,7 @@ def _plan(terms: list[Term], filters: Filters) -> _Plan:
         )
         pre_params.extend([term, term])
     return _Plan(
-        TRIGRAM_TABLE, pre, pre_params, where, params,
-        f"{TRIGRAM_TABLE}.rank" if match else "-m.id",
+        TRIGRAM_TABLE, pre, pre_params, where, params, needs_session,
         _snippet_sql(TRIGRAM_TABLE) if match else None,
         short_terms if match else [t.text for t in terms], match,
     )  # fmt: skip
@@ -355,6 +348,69 @@ def _to_datetime(value: Any) -> datetime | None:
     if dt is not None and timezone.is_naive(dt):
         dt = timezone.make_aware(dt, UTC)
     return dt
+
+
+# -- query execution ----------------------------------------------------------------------------------
+#
+# Ranking is exact: every hit is bm25-scored, as FTS5 must, and nothing else is done per hit.
+# The count stops at COUNT_CAP + 1 rows. Without filters, neither the count nor the ranking
+# touches agent_message; the message rows and snippets are read for the final page only.
+# For a query with many hits, the page is chosen by SQLite's top-N sorter over bm25() (it keeps
+# only offset + limit rows) — cheaper than ORDER BY rank, for which FTS5 fully sorts every hit
+# before the first row comes out; snippets then come from one lookup of those rowids. With few
+# hits, or with filters (which must see rows in rank order until the page is full), one
+# streaming query over ORDER BY rank does it all and computes snippet() for the page rows only.
+
+
+def _count(cur: Any, plan: _Plan) -> int:
+    frm = plan.from_sql if plan.filter_where else plan.table
+    where = plan.where_sql if plan.filter_where else " AND ".join(plan.index_where)
+    params = plan.params if plan.filter_where else plan.index_params
+    cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s)", [*params, COUNT_CAP + 1])
+    return int(cur.fetchone()[0])
+
+
+def _page(cur: Any, plan: _Plan, total: int, limit: int, offset: int) -> tuple[list[int], dict[int, str]]:
+    """The ids of one page of hits, best first, and the snippets already computed for them."""
+    t = plan.table
+    if plan.ranked and not plan.filter_where and total > COUNT_CAP:
+        cur.execute(
+            f"SELECT rowid FROM {t} WHERE {' AND '.join(plan.index_where)} ORDER BY bm25({t}) LIMIT %s OFFSET %s",
+            [*plan.index_params, limit, offset],
+        )
+        return [rowid for (rowid,) in cur.fetchall()], {}
+    snippet = plan.snippet or "NULL"
+    cur.execute(
+        f"SELECT {t}.rowid, {snippet} FROM {plan.from_sql} WHERE {plan.where_sql} "
+        f"ORDER BY {plan.order_sql} LIMIT %s OFFSET %s",
+        [*plan.params, limit, offset],
+    )
+    rows = cur.fetchall()
+    return [rowid for rowid, _ in rows], {rowid: snip for rowid, snip in rows if snip}
+
+
+def _message_rows(cur: Any, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    if not ids:
+        return {}
+    cur.execute(
+        "SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content "
+        "FROM agent_message m JOIN agent_chatsession s ON s.id = m.session_id "
+        f"WHERE m.id IN ({', '.join(['%s'] * len(ids))})",
+        ids,
+    )
+    return {row[0]: row for row in cur.fetchall()}
+
+
+def _fts_snippets(cur: Any, plan: _Plan, ids: list[int]) -> dict[int, str]:
+    """snippet() for these rowids (each must exist: external content is read for it)."""
+    if not ids or plan.snippet is None or plan.match is None:
+        return {}
+    cur.execute(
+        f"SELECT rowid, {plan.snippet} FROM {plan.table} WHERE {plan.table} MATCH %s "
+        f"AND rowid IN ({', '.join(['%s'] * len(ids))})",
+        [plan.match, *ids],
+    )
+    return {rowid: snip for rowid, snip in cur.fetchall() if snip}
 
 
 # -- public API ---------------------------------------------------------------------------------------
@@ -372,39 +428,37 @@ def search_messages(
     exclude_session_id: str | None = None,
     session_id: str | None = None,
 ) -> SearchPage:
-    """One page of matching messages, best first, with a capped total count."""
+    """One page of matching messages, best first (exact bm25), with a capped total count."""
     terms = parse_terms(query or "")
     if not terms:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     plan = _plan(terms, filters)
     limit, offset = max(1, limit), max(0, offset)
-    columns = f"m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content, {plan.snippet_column()}"
-    count_sql = f"SELECT count(*) FROM (SELECT 1 FROM {plan.from_sql} WHERE {plan.where_sql} LIMIT %s)"
-    page = f"SELECT {columns} FROM {plan.from_sql} WHERE {{}} ORDER BY {plan.rank} LIMIT %s OFFSET %s"
+    rows: dict[int, tuple[Any, ...]] = {}
+    ids: list[int] = []
+    snippets: dict[int, str] = {}
     with connection.cursor() as cur:
-        cur.execute(count_sql, [*plan.params, COUNT_CAP + 1])
-        (total,) = cur.fetchone()
-        rows: list[tuple[Any, ...]] = []
-        if plan.match is not None and total > COUNT_CAP:
-            where, params = plan.windowed(max(RANK_WINDOW, offset + limit))
-            cur.execute(page.format(where), [*params, limit, offset])
-            rows = cur.fetchall()
-        if len(rows) < limit and min(total, COUNT_CAP + 1) > offset + len(rows):
-            cur.execute(page.format(plan.where_sql), [*plan.params, limit, offset])
-            rows = cur.fetchall()
-    results = [
-        MessageHit(
-            message_id=mid,
-            session_id=sid,
-            session_title=title or name or "New chat",
-            source=source,
-            role=role,
-            created_at=_to_datetime(created),
-            snippet=snippet or _python_snippet(content, plan.needles),
+        total = _count(cur, plan)
+        if total > min(offset, COUNT_CAP):  # a capped count says nothing about deep pages
+            ids, snippets = _page(cur, plan, total, limit, offset)
+            rows = _message_rows(cur, ids)
+            ids = [i for i in ids if i in rows]  # an index entry without its message: skip it
+            snippets.update(_fts_snippets(cur, plan, [i for i in ids if i not in snippets]))
+    results = []
+    for mid in ids:
+        _, sid, title, name, source, role, created, content = rows[mid]
+        results.append(
+            MessageHit(
+                message_id=mid,
+                session_id=sid,
+                session_title=title or name or "New chat",
+                source=source,
+                role=role,
+                created_at=_to_datetime(created),
+                snippet=snippets.get(mid) or _python_snippet(content, plan.needles),
+            )
         )
-        for mid, sid, title, name, source, role, created, content, snippet in rows
-    ]
     return SearchPage(query=query, results=results, total=min(total, COUNT_CAP), total_capped=total > COUNT_CAP)
 
 
@@ -425,22 +479,27 @@ def search_sessions(
     if not terms:
         return []
     plan = _plan(terms, Filters(date_from, date_to, roles, sources, exclude_session_id, session_id))
-    # SQLite's bare-column rule: with one min() aggregate, m.id comes from the row holding
-    # the minimum, i.e. the best match of each session.
     limit = max(1, limit)
+    best: list[tuple[str, int]] = []
+    seen: set[str] = set()
     with connection.cursor() as cur:
-        grouped = (
-            f"SELECT m.session_id, m.id, min({plan.rank}) AS best FROM {plan.from_sql} "
-            "WHERE {} GROUP BY m.session_id ORDER BY best LIMIT %s"
+        # Hits stream in rank order (all of them scored, as FTS5 does for ORDER BY rank); the
+        # first hit of a session is its best one, so reading stops once `limit` sessions are
+        # found — no GROUP BY over every hit's message row.
+        cur.execute(
+            f"SELECT m.session_id, m.id FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.order_sql}",
+            plan.params,
         )
-        best: list[tuple[str, int]] = []
-        if plan.match is not None:
-            where, params = plan.windowed(RANK_WINDOW)
-            cur.execute(grouped.format(where), [*params, limit])
-            best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
-        if len(best) < limit:  # fewer sessions among the newest hits: ask over all of them
-            cur.execute(grouped.format(plan.where_sql), [*plan.params, limit])
-            best = [(sid, mid) for sid, mid, _ in cur.fetchall()]
+        while len(best) < limit:
+            batch = cur.fetchmany(SESSION_BATCH)
+            if not batch:
+                break
+            for sid, mid in batch:
+                if sid not in seen:
+                    seen.add(sid)
+                    best.append((sid, mid))
+                    if len(best) == limit:
+                        break
         snippets = _snippets_for(cur, plan, [mid for _, mid in best])
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
     hits: list[SessionHit] = []
@@ -464,17 +523,7 @@ def search_sessions(
 
 
 def _snippets_for(cur: Any, plan: _Plan, message_ids: list[int]) -> dict[int, str]:
-    if not message_ids:
-        return {}
-    marks = ", ".join(["%s"] * len(message_ids))
-    if plan.snippet is not None and plan.match is not None:
-        cur.execute(
-            f"SELECT rowid, {plan.snippet} FROM {plan.table} WHERE {plan.table} MATCH %s AND rowid IN ({marks})",
-            [plan.match, *message_ids],
-        )
-        found = {mid: snip for mid, snip in cur.fetchall() if snip}
-    else:
-        found = {}
+    found = _fts_snippets(cur, plan, message_ids)
     missing = [mid for mid in message_ids if mid not in found]
     for m in Message.objects.filter(id__in=missing).only("id", "content"):
         found[m.id] = _python_snippet(m.content, plan.needles or [])

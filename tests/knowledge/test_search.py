@@ -257,10 +257,9 @@ def test_any_text_searches_without_error(text: str) -> None:
     search_sessions(text, limit=3)
 
 
-def test_filters_still_exact_when_the_rank_window_is_filtered_out(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_filters_stay_exact_when_there_are_many_hits(monkeypatch: pytest.MonkeyPatch) -> None:
     import knowledge.search as search
 
-    monkeypatch.setattr(search, "RANK_WINDOW", 1)  # rank only the newest hit first
     monkeypatch.setattr(search, "COUNT_CAP", 1)  # so even this small result counts as "many hits"
     here, other = _session("here"), _session("other")
     for _ in range(5):
@@ -268,7 +267,29 @@ def test_filters_still_exact_when_the_rank_window_is_filtered_out(monkeypatch: p
     wanted = _msg(other, "a rabbitmq question among many other words in a long sentence", role="user")
     assert _ids(search_messages("rabbitmq", roles=["user"]).results) == [wanted.id]
     assert _ids(search_messages("rabbitmq", exclude_session_id=here.id).results) == [wanted.id]
-    # The newest hit is the user's: the assistant's older ones come from the exact query.
     assert len(search_messages("rabbitmq", roles=["assistant"]).results) == 5
+    assert search_messages("rabbitmq").results[-1].message_id == wanted.id  # the weakest hit ranks last
     assert [h.session_id for h in search_sessions("rabbitmq", limit=2)] == [here.id, other.id]
     assert [h.message_id for h in search_sessions("rabbitmq", roles=["user"])] == [wanted.id]
+
+
+def test_ranking_is_exact_over_all_hits_not_just_the_newest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An old strong match beats many newer weak ones, on every query path and every page."""
+    import knowledge.search as search
+
+    old_session, new_session = _session("old"), _session("new")
+    strong = _msg(old_session, "zookeeper zookeeper zookeeper ensemble")
+    filler = " ".join(f"word{i}" for i in range(30))
+    # Distinct lengths give distinct bm25 scores: shorter messages rank higher.
+    weak = [_msg(new_session, f"zookeeper {filler} {'pad ' * i}") for i in range(40)]
+    expected = [strong.id] + [m.id for m in weak]
+    for cap in (1000, 5):  # streaming ORDER BY rank, then the top-N path for "many hits"
+        monkeypatch.setattr(search, "COUNT_CAP", cap)
+        assert _ids(search_messages("zookeeper", limit=50).results) == expected
+        pages = [_ids(search_messages("zookeeper", limit=7, offset=o).results) for o in range(0, 41, 7)]
+        assert sum(pages, []) == expected
+        page = search_messages("zookeeper", limit=3)
+        assert page.results[0].snippet.count(f"{HIGHLIGHT_START}zookeeper{HIGHLIGHT_END}") == 3
+        assert all(HIGHLIGHT_START in hit.snippet for hit in page.results)
+        assert [h.message_id for h in search_sessions("zookeeper", limit=2)] == [strong.id, weak[0].id]
+        assert _ids(search_messages("zookeeper", roles=["user"], limit=50).results) == expected
