@@ -106,7 +106,12 @@ DATABASES = {
             # the busy timeout makes contending writers wait instead of failing.
             "timeout": 20,
             "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
+            # A bigger page cache and memory-mapped reads make full-text search over a large history
+            # 5-15% faster (bench/search.py measures it side by side).
+            "init_command": (
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000; "
+                "PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456;"
+            ),
         },
         # A file (not :memory:) so review threads and subprocesses see the same test database.
         "TEST": {"NAME": str(HERMES_HOME / "test_dashboard.sqlite3")},
