@@ -28,6 +28,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agent.models import ChatSession, Message
+from knowledge.snippets import query_stems, stem_snippet
 
 HIGHLIGHT_START = "\x02"
 HIGHLIGHT_END = "\x03"
@@ -280,6 +281,9 @@ class _Plan:
     snippet: str | None  # SQL for the snippet, or None to build it in Python
     needles: list[str]
     match: str | None
+    # Word index: snippets are cut in Python from the page's content (knowledge/snippets.py),
+    # with snippet() only as the fallback for hits in tool names or arguments.
+    stems: frozenset[str] = frozenset()
 
     @property
     def ranked(self) -> bool:
@@ -316,7 +320,7 @@ def _plan(terms: list[Term], filters: Filters) -> _Plan:
         words = " ".join(_quote(t.text) for t in terms)
         return _Plan(
             FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params, needs_session,
-            _snippet_sql(FTS_TABLE), [], words,
+            _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms),
         )  # fmt: skip
     # Trigram index: terms of 3+ characters through MATCH (substring), shorter ones by a
     # scan of the trigram table, which holds only the messages with non-ASCII text.
@@ -379,7 +383,7 @@ def _page(cur: Any, plan: _Plan, total: int, limit: int, offset: int) -> tuple[l
             [*plan.index_params, limit, offset],
         )
         return [rowid for (rowid,) in cur.fetchall()], {}
-    snippet = plan.snippet or "NULL"
+    snippet = "NULL" if plan.stems or not plan.snippet else plan.snippet
     cur.execute(
         f"SELECT {t}.rowid, {snippet} FROM {plan.from_sql} WHERE {plan.where_sql} "
         f"ORDER BY {plan.order_sql} LIMIT %s OFFSET %s",
@@ -444,6 +448,9 @@ def search_messages(
             ids, snippets = _page(cur, plan, total, limit, offset)
             rows = _message_rows(cur, ids)
             ids = [i for i in ids if i in rows]  # an index entry without its message: skip it
+            for i in ids:
+                if i not in snippets and (cut := stem_snippet(rows[i][7], plan.stems)):
+                    snippets[i] = cut
             snippets.update(_fts_snippets(cur, plan, [i for i in ids if i not in snippets]))
     results = []
     for mid in ids:
@@ -523,7 +530,12 @@ def search_sessions(
 
 
 def _snippets_for(cur: Any, plan: _Plan, message_ids: list[int]) -> dict[int, str]:
-    found = _fts_snippets(cur, plan, message_ids)
+    found: dict[int, str] = {}
+    if plan.stems:
+        for m in Message.objects.filter(id__in=message_ids).only("id", "content"):
+            if cut := stem_snippet(m.content, plan.stems):
+                found[m.id] = cut
+    found.update(_fts_snippets(cur, plan, [mid for mid in message_ids if mid not in found]))
     missing = [mid for mid in message_ids if mid not in found]
     for m in Message.objects.filter(id__in=missing).only("id", "content"):
         found[m.id] = _python_snippet(m.content, plan.needles or [])
