@@ -50,7 +50,13 @@ def test_hit_only_in_tool_arguments_still_gets_a_highlighted_snippet():
         session=session,
         role="assistant",
         content="",
-        tool_calls=[{"id": "c1", "type": "function", "function": {"name": "memory", "arguments": '{"content": "zanzibar trip"}'}}],
+        tool_calls=[
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "memory", "arguments": '{"content": "zanzibar trip"}'},
+            }
+        ],
     )
     page = search_messages("zanzibar")
     assert page.results and HIGHLIGHT_START in page.results[0].snippet
