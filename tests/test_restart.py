@@ -1,0 +1,73 @@
+"""The dashboard server killed mid-turn and started again: nothing said is lost (issue 8)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+
+from websockets.asyncio.client import connect as ws_connect
+from websockets.typing import Origin
+
+from tests.fakellm import Reply, ScriptedLLM, last_user_text
+from tests.test_origin_security import Daphne, Http, start_daphne
+
+
+async def _frames_until(ws, wanted: str, limit: float = 30) -> list[dict]:
+    frames: list[dict] = []
+    while True:
+        frame = json.loads(await asyncio.wait_for(ws.recv(), limit))
+        frames.append(frame)
+        if frame.get("type") == wanted:
+            return frames
+
+
+def _socket(server: Daphne, client: Http, session_id: str):
+    return ws_connect(
+        f"ws://127.0.0.1:{server.port}/ws/chat/{session_id}/",
+        origin=Origin(server.origin),
+        additional_headers={"Cookie": f"sessionid={client.cookies['sessionid']}"},
+        open_timeout=10,
+    )
+
+
+async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tmp_path: Path) -> None:
+    llm = ScriptedLLM()
+    llm.start()
+    llm.push(Reply(text="a very slow answer " * 300, chunk_delay=0.05))
+    llm.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
+    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "scripted-model"}
+    config = "model:\n  max_retries: 0\nmemory:\n  flush_min_turns: 0\n"
+    home = tmp_path / "home"
+    home.mkdir()
+    try:
+        with start_daphne(home, config, env) as server:
+            client = Http(server.port)
+            client.login(server.token)
+            assert client.get("/").status in (200, 302)
+            session_id = server.query("select id from agent_chatsession")[0][0]
+            async with _socket(server, client, session_id) as ws:
+                await ws.send(json.dumps({"type": "message", "text": "please keep my question"}))
+                await _frames_until(ws, "delta")
+                os.kill(server.process.pid, signal.SIGKILL)  # mid-stream, no chance to clean up
+                server.process.wait()
+        with start_daphne(home, config, env) as server:
+            assert server.query("PRAGMA integrity_check") == [("ok",)]
+            assert server.query("select content from agent_message where role='user'") == [("please keep my question",)]
+            client = Http(server.port)
+            client.login(server.token)
+            page = client.get(f"/c/{session_id}/")
+            assert page.status == 200 and "please keep my question" in page.body
+            async with _socket(server, client, session_id) as ws:
+                await ws.send(json.dumps({"type": "message", "text": "are you back?"}))
+                frames = await _frames_until(ws, "done")
+            assert not [f for f in frames if f["type"] == "error"]
+            users = [m["content"] for m in llm.chat_requests()[-1]["messages"] if m["role"] == "user"]
+            assert users == ["please keep my question", "are you back?"]
+            assert server.query("select content from agent_message where role='assistant'")[-1] == (
+                "answer to are you back?",
+            )
+    finally:
+        llm.stop()
