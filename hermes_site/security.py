@@ -55,3 +55,29 @@ def same_origin(scope: Mapping[str, Any]) -> bool:
     host = _header(scope, b"host").lower()
     scheme = "https" if scope.get("scheme") == "wss" else "http"
     return bool(host) and origin.scheme == scheme and origin.netloc == host
+
+
+# Requests whose declared size is over these limits are refused before anything reads the body
+# (the CSRF check would otherwise parse or spool it first). Import uploads get their own cap:
+# the archive limit plus a little room for the other form fields.
+_MB = 1024 * 1024
+LARGE_BODY_PATHS = {"/transfer/import/": (51 * _MB, "The upload is larger than 50 MB. Nothing was imported.")}
+DEFAULT_BODY_LIMIT = 6 * _MB
+
+
+class RequestSizeLimitMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return HttpResponse("The request's Content-Length is not a number.", status=400, content_type="text/plain")
+        limit, message = LARGE_BODY_PATHS.get(
+            request.path,
+            (DEFAULT_BODY_LIMIT, f"The request is larger than {DEFAULT_BODY_LIMIT // _MB} MB. Nothing was changed."),
+        )
+        if declared > limit:
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
