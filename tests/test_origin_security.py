@@ -9,7 +9,7 @@ The limits part drives the chat consumer with Channels' communicator: the per-co
 limit answers "Slow down: …" without storing anything, and oversized frames/uploads are refused
 with a clear message and nothing changed.
 
-`start_daphne` and `Http` are reused by tests/test_soak.py (plain http.client: no Playwright in
+`start_daphne` and `Http` (tests/daphne.py) are shared with tests/test_soak.py (plain http.client: no Playwright in
 this process, DESIGN "Known traps").
 """
 
@@ -17,19 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import http.client
 import json
-import os
 import re
 import secrets
-import sqlite3
-import subprocess
-import sys
-import time
-import urllib.parse
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +36,7 @@ from agent import chat_service, ratelimit
 from agent.models import Message
 from agent.routing import websocket_urlpatterns
 from tests.conftest import write_config
+from tests.daphne import Daphne, Http, start_daphne
 from tests.fakellm import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,145 +44,6 @@ _LISTENING = re.compile(r"Listening on TCP address [\d.]+:(\d+)")
 
 
 # -- a real server and a small HTTP client ------------------------------------------------------------
-
-
-@dataclass
-class Daphne:
-    port: int
-    home: Path
-    token: str
-    process: subprocess.Popen[bytes]
-    log_path: Path
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        with sqlite3.connect(self.home / "dashboard.sqlite3", timeout=20) as db:
-            return db.execute(sql, args).fetchall()
-
-    def log(self) -> str:
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-
-@contextmanager
-def start_daphne(home: Path, config: str = "", extra_env: dict[str, str] | None = None) -> Iterator[Daphne]:
-    """daphne on 127.0.0.1, port 0 (read back from its log), with its own home and database."""
-    (home / "config.yaml").write_text(config, encoding="utf-8")
-    token = secrets.token_urlsafe(18)
-    (home / "login_token").write_text(token, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
-        env.pop(var, None)
-    env.update(
-        HERMES_HOME=str(home),
-        HERMES_TEST_ISOLATED="1",  # keep this home (settings re-homes pytest processes otherwise)
-        DJANGO_SETTINGS_MODULE="hermes_site.settings",
-        PYTHONUNBUFFERED="1",
-        HERMES_LOG_LEVEL="INFO",  # daphne's "Listening on TCP address" line carries the real port
-        **(extra_env or {}),
-    )
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert migrate.returncode == 0, migrate.stderr
-    log_path = home / "daphne.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", "0", "hermes_site.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        port = 0
-        while not port:
-            match = _LISTENING.search(log_path.read_text(encoding="utf-8", errors="replace"))
-            if match:
-                port = int(match.group(1))
-            elif proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"daphne did not start:\n{log_path.read_text(errors='replace')}")
-            else:
-                time.sleep(0.1)
-        yield Daphne(port, home, token, proc, log_path)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-@dataclass
-class Resp:
-    status: int
-    headers: dict[str, str]
-    body: str
-
-    @property
-    def location(self) -> str:
-        return self.headers.get("location", "")
-
-
-@dataclass
-class Http:
-    """A cookie-keeping HTTP/1.1 client with full control of the Host and Origin headers."""
-
-    port: int
-    cookies: dict[str, str] = field(default_factory=dict)
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        form: dict[str, str] | None = None,
-        body: bytes | None = None,
-        headers: dict[str, str] | None = None,
-        host: str | None = None,
-        timeout: float = 30,
-    ) -> Resp:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        all_headers = {"Host": host or f"127.0.0.1:{self.port}"}
-        if self.cookies:
-            all_headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        if form is not None:
-            body = urllib.parse.urlencode(form).encode()
-            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
-        all_headers.update(headers or {})
-        try:
-            conn.request(method, path, body=body, headers=all_headers)
-            raw = conn.getresponse()
-            data = raw.read().decode("utf-8", errors="replace")
-            for cookie in raw.headers.get_all("Set-Cookie") or []:
-                name, _, value = cookie.split(";", 1)[0].partition("=")
-                self.cookies[name.strip()] = value.strip()
-            return Resp(raw.status, {k.lower(): v for k, v in raw.getheaders()}, data)
-        finally:
-            conn.close()
-
-    def get(self, path: str, **kw: Any) -> Resp:
-        return self.request("GET", path, **kw)
-
-    def post(self, path: str, form: dict[str, str] | None = None, **kw: Any) -> Resp:
-        return self.request("POST", path, form=form or {}, **kw)
-
-    def login(self, token: str) -> None:
-        resp = self.get(f"/login?token={token}")
-        assert resp.status == 302 and "sessionid" in self.cookies, resp
-        # A page with a form sets the CSRF cookie, as the browser would get it.
-        assert self.get("/memory/").status == 200 and "csrftoken" in self.cookies
-
-    def csrf_post(self, path: str, form: dict[str, str] | None = None, **kw: Any) -> Resp:
-        """A POST as the dashboard's own pages make it: token in the form and same-origin headers."""
-        headers = {"Origin": f"http://127.0.0.1:{self.port}", **kw.pop("headers", {})}
-        return self.post(
-            path, {**(form or {}), "csrfmiddlewaretoken": self.cookies["csrftoken"]}, headers=headers, **kw
-        )
 
 
 # -- fixtures -------------------------------------------------------------------------------------------------

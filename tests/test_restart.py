@@ -11,8 +11,8 @@ from pathlib import Path
 from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
+from tests.daphne import Daphne, Http, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
-from tests.test_origin_security import Daphne, Http, start_daphne
 
 
 async def _frames_until(ws, wanted: str, limit: float = 30) -> list[dict]:

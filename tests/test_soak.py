@@ -21,8 +21,8 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
+from tests.daphne import Daphne, Http, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
-from tests.test_origin_security import Daphne, Http, start_daphne
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import subprocess
 import sys
 import threading
@@ -28,7 +27,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Dialog, Page, Response, expect
 
-from tests.browser.conftest import ROOT, LiveServer, _server_env, _wait_for_port
+from tests.browser.conftest import LiveServer
+from tests.daphne import ROOT, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.xss_corpus import CSP_RECORDER_JS, DOM_CHECK_JS, PAYLOADS, SEARCH_WORD
 
@@ -51,34 +51,8 @@ TURNS_PER_PAGE_LOAD = 15
 
 @pytest.fixture(scope="module")
 def daphne_server(tmp_path_factory: pytest.TempPathFactory, llm_server: ScriptedLLM) -> Iterator[LiveServer]:
-    home = tmp_path_factory.mktemp("security-home")
-    (home / "config.yaml").write_text(CONFIG, encoding="utf-8")
-    token = secrets.token_urlsafe(18)
-    (home / "login_token").write_text(token, encoding="utf-8")
-    env = _server_env(home, llm_server)
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert migrate.returncode == 0, migrate.stderr
-    log_path = home / "daphne.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", "0", "hermes_site.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        port = _wait_for_port(proc, log_path)
-        yield LiveServer(f"http://127.0.0.1:{port}", home, token, proc, log_path)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with start_daphne(tmp_path_factory.mktemp("security-home"), CONFIG, model_env(llm_server.base_url)) as server:
+        yield server
 
 
 def server_python(server: LiveServer, code: str) -> str:
