@@ -118,3 +118,14 @@ def test_agent_saves_memory_creates_and_views_skill_and_next_session_knows(tmp_p
     prompt = server.requests[-1]["messages"][0]["content"]
     assert "USER PROFILE (who the user is)" in prompt and "Drinks green tea, never coffee" in prompt
     assert "- tea-brewing: How the user brews green tea" in prompt
+
+
+def test_first_run_in_a_new_home_creates_the_database(tmp_path, server):
+    from tests.cli import CLIHome
+
+    home = CLIHome(tmp_path / "brand-new-home", server.base_url)
+    home.path.mkdir()
+    r = home.manage("chat", "-m", "hello")
+    assert r.returncode == 0, r.stderr
+    assert "answer to hello" in r.stdout
+    assert (home.path / "config.yaml").exists() and (home.path / "dashboard.sqlite3").exists()

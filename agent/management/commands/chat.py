@@ -25,6 +25,17 @@ from agent.runner import AgentSession, InputTooLarge
 REVIEW_WAIT_SECONDS = 120.0
 
 
+def _ensure_database() -> None:
+    """A first run in a new HERMES_HOME creates its database instead of failing on a missing table."""
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        call_command("migrate", verbosity=0, interactive=False)
+
+
 class Command(BaseCommand):
     help = "Chat with the agent in the terminal."
 
@@ -35,6 +46,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         self._print_lock = threading.Lock()
+        _ensure_database()
         try:
             agent = AgentSession.open(name=opts["session"], source="cli")
         except (ConfigError, LLMError) as exc:
