@@ -7,6 +7,10 @@ message). A bad frame gets {"type": "error", "error": "..."} and the socket stay
 Frames beyond the per-connection rate limit (agent/ratelimit.py) get an error starting with
 "Slow down:" plus "retry_after" (seconds); the refused message is not stored.
 
+Every socket of one session is in the group `chat.<session_id>`: the frames of a turn are
+mirrored to the session's other sockets (another tab on the same chat), marked "mirrored", so
+every tab shows the conversation live; only the sender gets refusals of its own frames.
+
 `/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
 review finishes, {"type": "review_started", "session_id"} when one is spawned.
 """
@@ -49,12 +53,27 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.closed = False
         self.pumps: set[asyncio.Task[None]] = set()
         self.limits = ratelimit.ConnectionLimits()
+        self.group = f"chat.{self.session_id}"
         live.capture_loop(asyncio.get_running_loop())
+        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         # A running turn goes on (its messages are stored); only its frames stop being sent.
         self.closed = True
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def chat_mirror(self, event: dict[str, Any]) -> None:
+        """A frame of a turn started from another socket of this session."""
+        if event["origin"] != self.channel_name:
+            await self.send_frame({**event["frame"], "mirrored": True})
+
+    async def _send_turn_frame(self, frame: dict[str, Any]) -> None:
+        await self.send_frame(frame)
+        await self.channel_layer.group_send(
+            self.group, {"type": "chat.mirror", "frame": frame, "origin": self.channel_name}
+        )
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
         if not self.closed:
@@ -136,10 +155,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         """Send the turn's frames in order; then release any toast waiting for this turn."""
         try:
             while (frame := await queue.get()) is not None:
-                await self.send_frame(frame)
+                await self._send_turn_frame(frame)
                 if frame["type"] == "saved" and frame.get("review_spawned"):
                     await live.broadcast("review.started", {"session_id": self.session_id})
-            await self.send_frame({"type": "ready"})
+            await self._send_turn_frame({"type": "ready"})
         finally:
             live.gate.delivered(self.session_id)
 

@@ -122,7 +122,9 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# One process serves everything, so the in-memory layer is enough; the capacity leaves room for
+# a fast-streaming turn mirrored to a second tab that reads a little behind.
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -143,6 +143,12 @@
   const handlers = {
     turn_started: function (f) {
       turn = { segment: null, cards: {} };
+      if (f.mirrored) {
+        // Sent from another tab on this chat: show it here too, and wait for the turn to end.
+        addUser(f.text).id = "m" + f.message_id;
+        setBusy(true);
+        return;
+      }
       if (pendingUser) pendingUser.id = "m" + f.message_id;
       pendingUser = null;
     },
@@ -179,6 +185,10 @@
     },
     error: function (f) {
       if (turn && turn.segment) turn.segment.parentNode.classList.remove("streaming");
+      if (f.mirrored) {
+        showError({ error: f.error }); // the retry belongs to the tab that sent it
+        return;
+      }
       if (!turn && pendingUser) {
         // Refused before the turn began: nothing was stored, so take the bubble back.
         pendingUser.remove();

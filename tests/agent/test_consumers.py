@@ -203,3 +203,25 @@ async def test_a_toast_waits_until_the_turn_it_followed_has_been_delivered(owner
     frame = await tab.receive_json_from(timeout=5)
     assert frame["line"] == "💾 Skill 'deploy' created" and frame["href"] == "/skills/deploy/"
     await tab.disconnect()
+
+
+async def test_a_second_tab_on_the_same_chat_sees_the_turn_live(llm, owner, session_id):
+    llm.push(Reply(text="Answer for both tabs."))
+    sender = await _open(f"/ws/chat/{session_id}/", owner)
+    watcher = await _open(f"/ws/chat/{session_id}/", owner)
+    other_session = await sync_to_async(lambda: chat_service.create_session().pk)()
+    bystander = await _open(f"/ws/chat/{other_session}/", owner)
+    await sender.send_json_to({"type": "message", "text": "hello from tab one"})
+    sent = await _until(sender, "ready")
+    mirrored = await _until(watcher, "ready")
+    assert _types(mirrored) == _types(sent)
+    assert all(f.get("mirrored") for f in mirrored) and not any(f.get("mirrored") for f in sent)
+    assert mirrored[0]["text"] == "hello from tab one"
+    assert "".join(f["text"] for f in mirrored if f["type"] == "delta") == "Answer for both tabs."
+    # Refusals stay with the socket that caused them; other chats hear nothing.
+    await sender.send_json_to({"type": "nonsense"})
+    assert (await sender.receive_json_from(timeout=5))["type"] == "error"
+    assert await watcher.receive_nothing(timeout=0.5)
+    assert await bystander.receive_nothing(timeout=0.5)
+    for comm in (sender, watcher, bystander):
+        await comm.disconnect()

@@ -181,3 +181,22 @@ def test_slash_command_picks_and_invokes_a_skill(page, llm, daphne_server):
     assert daphne_server.query("select content from agent_message where session_id=? and role='user'", session_id) == [
         (original,)
     ]
+
+
+def test_a_second_tab_on_the_same_chat_follows_the_answer_live(page, context, llm, daphne_server, screenshot):
+    session_id = fresh_chat(page)
+    other = context.new_page()
+    other.goto(f"/c/{session_id}/")
+    other.wait_for_selector('#chat[data-connected="1"]')
+    llm.push(Reply(text="Seen in **both** tabs. " + "more " * 30, chunk_delay=0.03))
+    send(page, "asked in the first tab")
+    # The second tab shows the question and the answer streaming, and locks its input meanwhile.
+    expect(other.locator(".msg-user")).to_have_text("asked in the first tab")
+    other.locator(".msg-assistant.streaming").wait_for()
+    expect(other.locator("#input")).to_be_disabled()
+    wait_idle(other, 1)
+    expect(other.locator(".msg-assistant strong")).to_have_text("both")
+    expect(other.locator("#input")).to_be_enabled()
+    wait_idle(page, 1)
+    screenshot("chat-second-tab", other)
+    other.close()
