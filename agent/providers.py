@@ -87,7 +87,8 @@ class SessionRecallProvider(MemoryProvider):
         self._lock = threading.Lock()
 
     def _lookup(self, user_message: str) -> str:
-        from knowledge.search import search_sessions, snippet_to_text
+        from knowledge.search import search_sessions
+        from knowledge.snippets import snippet_to_text
 
         try:
             best: dict[str, Any] = {}

@@ -169,7 +169,8 @@ def like_scan(q: str, limit: int = 20) -> list[object]:
     which lets it stop early on common words: the comparison favours the scan."""
     from django.db import connection
 
-    from knowledge.search import COUNT_CAP, MessageHit, _python_snippet, _to_datetime
+    from knowledge.search import COUNT_CAP, MessageHit, _to_datetime
+    from knowledge.snippets import substring_snippet
 
     terms = q.split()
     where = " AND ".join(["m.content LIKE %s"] * len(terms))
@@ -183,7 +184,13 @@ def like_scan(q: str, limit: int = 20) -> list[object]:
         rows = cur.fetchall()
     return [
         MessageHit(
-            mid, sid, title or name or "New chat", source, role, _to_datetime(created), _python_snippet(content, terms)
+            mid,
+            sid,
+            title or name or "New chat",
+            source,
+            role,
+            _to_datetime(created),
+            substring_snippet(content, terms),
         )
         for mid, sid, title, name, source, role, created, content in rows
     ]

@@ -5,18 +5,15 @@ unicode61) and a trigram index over messages holding non-ASCII text. A query tha
 Chinese, Japanese, Korean, Thai… characters goes to the trigram index (substring matching);
 everything else to the word index, ranked by bm25.
 
-User text never reaches `MATCH` raw: `parse_terms` turns it into a list of literal terms and
-`sanitize_query` quotes every one of them, so nothing a person types is FTS syntax.
+User text never reaches `MATCH` raw: knowledge/query.py turns it into quoted literal terms.
 
-Snippets are plain text with HIGHLIGHT_START / HIGHLIGHT_END control characters around the
+Snippets (knowledge/snippets.py) are plain text with HIGHLIGHT_START / HIGHLIGHT_END control characters around the
 matched words — never HTML — so the template layer escapes the text and adds its own markup
 (`snippet_segments`), and the agent's tool renders them as `**word**` (`snippet_to_text`).
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -28,13 +25,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agent.models import ChatSession, Message
-from knowledge.snippets import query_stems, stem_snippet
+from knowledge.query import Term, parse_terms, quote_term
+from knowledge.snippets import ELLIPSIS, query_stems, stem_snippet, substring_snippet
 
-HIGHLIGHT_START = "\x02"
-HIGHLIGHT_END = "\x03"
-ELLIPSIS = "…"
-MAX_QUERY_CHARS = 2048
-MAX_TERMS = 32  # a pasted paragraph should not become a 300-phrase AND
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
 SNIPPET_TOKENS = 16
 SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
@@ -42,123 +35,7 @@ SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessi
 FTS_TABLE = "agent_message_fts"
 TRIGRAM_TABLE = "agent_message_trigram"
 
-_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
-# Characters that may join the parts of one term (docker-compose, v1.2, foo_bar, a/b, it's).
-_JOINERS = "-._/'@#&"
-# Scripts written without spaces between words: the word tokenizer would see a whole
-# sentence as one token, so these go to the trigram index.
-_UNSEGMENTED = re.compile(
-    "[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u2fdf\u3040-\u31ff"
-    "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
-    "\U00020000-\U0003134f]"
-)
 _TRIGRAM_MIN = 3  # the trigram tokenizer cannot match anything shorter
-
-
-# -- query sanitiser ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Term:
-    text: str
-    phrase: bool = False  # the person put it in double quotes
-
-    @property
-    def unsegmented(self) -> bool:
-        return bool(_UNSEGMENTED.search(self.text))
-
-
-def _clean(text: str) -> str:
-    # Control, format and surrogate characters become spaces: they are never searchable and
-    # a lone surrogate cannot even be encoded for SQLite.
-    return "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Cs") else ch for ch in text)
-
-
-def _searchable(text: str) -> bool:
-    return any(ch.isalnum() for ch in text)
-
-
-def _bare_terms(segment: str) -> list[str]:
-    """Words outside quotes: anything but letters, digits and joiners separates them."""
-    words: list[str] = []
-    current: list[str] = []
-    for ch in segment + " ":
-        if ch.isalnum() or ch in _JOINERS:
-            current.append(ch)
-        elif current:
-            words.append("".join(current).strip(_JOINERS))
-            current = []
-    return [w for w in words if _searchable(w)]
-
-
-def parse_terms(text: str) -> list[Term]:
-    """The literal terms of a query, in order, without duplicates."""
-    text = _clean(text[:MAX_QUERY_CHARS])
-    parts = text.split('"')
-    if len(parts) % 2 == 0:  # an odd number of quotes: the last one is unbalanced, drop it
-        parts[-2:] = [parts[-2] + parts[-1]]
-    terms: list[Term] = []
-    operators: list[Term] = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            phrase = " ".join(part.split())
-            if _searchable(phrase):
-                terms.append(Term(phrase, phrase=True))
-            continue
-        for word in _bare_terms(part):
-            # Bare AND/OR/NOT/NEAR mean "operator" to the person typing them; terms are
-            # already ANDed, so they are dropped — unless they are all there is.
-            (operators if word in _OPERATORS else terms).append(Term(word))
-    seen: set[str] = set()
-    unique: list[Term] = []
-    for term in terms or operators:
-        key = term.text.casefold()
-        if key not in seen:
-            seen.add(key)
-            unique.append(term)
-    return unique[:MAX_TERMS]
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
-def sanitize_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for `text` (every term a quoted phrase), or None."""
-    terms = parse_terms(text)
-    return " ".join(_quote(t.text) for t in terms) if terms else None
-
-
-# -- snippets ------------------------------------------------------------------------------------
-
-
-def snippet_segments(snippet: str) -> list[tuple[str, bool]]:
-    """[(text, highlighted)] for templates, which escape the text and add the markup."""
-    segments: list[tuple[str, bool]] = []
-    for i, chunk in enumerate(re.split(f"[{HIGHLIGHT_START}{HIGHLIGHT_END}]", snippet)):
-        if chunk:
-            segments.append((chunk, i % 2 == 1))
-    return segments
-
-
-def snippet_to_text(snippet: str, start: str = "**", end: str = "**") -> str:
-    return snippet.replace(HIGHLIGHT_START, start).replace(HIGHLIGHT_END, end)
-
-
-def _python_snippet(text: str, needles: Sequence[str], width: int = 60) -> str:
-    """A snippet around the first occurrence of any needle (for substring-only queries)."""
-    text = " ".join(text.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_END, "").split())
-    folded = text.casefold()
-    hits = [(folded.find(n.casefold()), n) for n in needles if n]
-    hits = [(pos, n) for pos, n in hits if pos >= 0]
-    if not hits:
-        return text[: 2 * width] + (ELLIPSIS if len(text) > 2 * width else "")
-    first = min(pos for pos, _ in hits)
-    lo, hi = max(0, first - width), min(len(text), first + width)
-    window = text[lo:hi]
-    pattern = re.compile("|".join(re.escape(n) for _, n in hits), re.IGNORECASE)
-    marked = pattern.sub(lambda m: HIGHLIGHT_START + m.group(0) + HIGHLIGHT_END, window)
-    return (ELLIPSIS if lo else "") + marked + (ELLIPSIS if hi < len(text) else "")
 
 
 # -- result types ----------------------------------------------------------------------------------
@@ -317,7 +194,7 @@ def _plan(terms: list[Term], filters: Filters) -> _Plan:
     where, params = _filter_sql(filters)
     needs_session = bool(filters.sources)
     if not any(t.unsegmented for t in terms):
-        words = " ".join(_quote(t.text) for t in terms)
+        words = " ".join(quote_term(t.text) for t in terms)
         return _Plan(
             FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params, needs_session,
             _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms),
@@ -328,7 +205,7 @@ def _plan(terms: list[Term], filters: Filters) -> _Plan:
     short_terms = [t.text for t in terms if len(t.text) < _TRIGRAM_MIN]
     pre: list[str] = []
     pre_params: list[Any] = []
-    match = " ".join(_quote(t) for t in long_terms) if long_terms else None
+    match = " ".join(quote_term(t) for t in long_terms) if long_terms else None
     if match:
         pre.append(f"{TRIGRAM_TABLE} MATCH %s")
         pre_params.append(match)
@@ -463,7 +340,7 @@ def search_messages(
                 source=source,
                 role=role,
                 created_at=_to_datetime(created),
-                snippet=snippets.get(mid) or _python_snippet(content, plan.needles),
+                snippet=snippets.get(mid) or substring_snippet(content, plan.needles),
             )
         )
     return SearchPage(query=query, results=results, total=min(total, COUNT_CAP), total_capped=total > COUNT_CAP)
@@ -538,7 +415,7 @@ def _snippets_for(cur: Any, plan: _Plan, message_ids: list[int]) -> dict[int, st
     found.update(_fts_snippets(cur, plan, [mid for mid in message_ids if mid not in found]))
     missing = [mid for mid in message_ids if mid not in found]
     for m in Message.objects.filter(id__in=missing).only("id", "content"):
-        found[m.id] = _python_snippet(m.content, plan.needles or [])
+        found[m.id] = substring_snippet(m.content, plan.needles or [])
     return found
 
 

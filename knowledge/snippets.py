@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 import snowballstemmer
@@ -92,3 +92,32 @@ def _best_window(hits: list[int], n_tokens: int, width: int) -> int:
         if count > best_count:
             best, best_count = start, count
     return best
+
+
+def snippet_segments(snippet: str) -> list[tuple[str, bool]]:
+    """[(text, highlighted)] for templates, which escape the text and add the markup."""
+    segments: list[tuple[str, bool]] = []
+    for i, chunk in enumerate(re.split(f"[{HIGHLIGHT_START}{HIGHLIGHT_END}]", snippet)):
+        if chunk:
+            segments.append((chunk, i % 2 == 1))
+    return segments
+
+
+def snippet_to_text(snippet: str, start: str = "**", end: str = "**") -> str:
+    return snippet.replace(HIGHLIGHT_START, start).replace(HIGHLIGHT_END, end)
+
+
+def substring_snippet(text: str, needles: Sequence[str], width: int = 60) -> str:
+    """A snippet around the first occurrence of any needle (for substring-only queries)."""
+    text = " ".join(text.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_END, "").split())
+    folded = text.casefold()
+    hits = [(folded.find(n.casefold()), n) for n in needles if n]
+    hits = [(pos, n) for pos, n in hits if pos >= 0]
+    if not hits:
+        return text[: 2 * width] + (ELLIPSIS if len(text) > 2 * width else "")
+    first = min(pos for pos, _ in hits)
+    lo, hi = max(0, first - width), min(len(text), first + width)
+    window = text[lo:hi]
+    pattern = re.compile("|".join(re.escape(n) for _, n in hits), re.IGNORECASE)
+    marked = pattern.sub(lambda m: HIGHLIGHT_START + m.group(0) + HIGHLIGHT_END, window)
+    return (ELLIPSIS if lo else "") + marked + (ELLIPSIS if hi < len(text) else "")

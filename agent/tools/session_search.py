@@ -21,14 +21,9 @@ from typing import Any
 from agent.llm import LLMError
 from agent.models import ChatSession, Message
 from agent.tools.registry import Tool, ToolContext, error_result
-from knowledge.search import (
-    ContextMessage,
-    messages_around,
-    parse_terms,
-    recent_sessions,
-    search_sessions,
-    snippet_to_text,
-)
+from knowledge.query import parse_terms
+from knowledge.search import ContextMessage, messages_around, recent_sessions, search_sessions
+from knowledge.snippets import snippet_to_text
 
 log = logging.getLogger(__name__)
 

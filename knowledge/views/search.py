@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from agent.models import ChatSession, Message
-from knowledge import search
+from knowledge import query, search
 
 PER_PAGE = 20
 ROLES = [r for r, _ in Message.ROLES if r != "system"]
@@ -41,7 +41,7 @@ def _filters(request: HttpRequest) -> dict[str, Any]:
     get = request.GET
     return {
         # NUL cannot be shown back in the input; the sanitiser would drop it anyway.
-        "q": get.get("q", "").replace("\x00", " ")[: search.MAX_QUERY_CHARS],
+        "q": get.get("q", "").replace("\x00", " ")[: query.MAX_QUERY_CHARS],
         "date_from": _date(get.get("from", "")),
         "date_to": _date(get.get("to", "")),
         "roles": [r for r in get.getlist("role") if r in ROLES],
@@ -67,7 +67,7 @@ def _query_string(f: dict[str, Any], page: int) -> str:
 def search_context(f: dict[str, Any]) -> dict[str, Any]:
     sources = [f["source"]] if f["source"] else None
     ctx: dict[str, Any] = {"f": f, "roles": ROLES, "sources": SOURCES, "nav": "search"}
-    if not search.parse_terms(f["q"]):
+    if not query.parse_terms(f["q"]):
         ctx["recent"] = search.recent_sessions(limit=PER_PAGE, sources=sources)
         return ctx
     result = search.search_messages(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.search import MAX_QUERY_CHARS, parse_terms, sanitize_query
+from knowledge.query import MAX_QUERY_CHARS, parse_terms, sanitize_query
 
 
 @pytest.mark.parametrize(

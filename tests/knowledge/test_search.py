@@ -11,15 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.models import ChatSession, Message
-from knowledge.search import (
-    COUNT_CAP,
-    HIGHLIGHT_END,
-    HIGHLIGHT_START,
-    recent_sessions,
-    search_messages,
-    search_sessions,
-    snippet_segments,
-)
+from knowledge.search import COUNT_CAP, recent_sessions, search_messages, search_sessions
+from knowledge.snippets import HIGHLIGHT_END, HIGHLIGHT_START, snippet_segments
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.models import ChatSession, Message
-from knowledge.search import HIGHLIGHT_END, HIGHLIGHT_START, search_messages
-from knowledge.snippets import ELLIPSIS, query_stems, stem_snippet
+from knowledge.search import search_messages
+from knowledge.snippets import ELLIPSIS, HIGHLIGHT_END, HIGHLIGHT_START, query_stems, stem_snippet
 
 
 def marked(snippet: str | None) -> list[str]:
