@@ -9,7 +9,6 @@ disk (no symlinked component, resolved path inside the skill's folder).
 
 from __future__ import annotations
 
-import base64
 import builtins
 import contextlib
 import copy
@@ -17,7 +16,7 @@ import fcntl
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from django.db import transaction
@@ -26,9 +25,20 @@ from django.utils import timezone
 
 from agent import config as hermes_config
 from knowledge import changelog
-from knowledge.fileio import atomic_write
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
+from knowledge.skill_files import (
+    BASE64_MARK,
+    SkillInfo,
+    Snap,
+    check_folder,
+    load_skill,
+    prune_empty,
+    safe_join,
+    skill_folders,
+    snapshot,
+    write_skill_file,
+)
 from knowledge.skill_format import (
     MAX_FILE_BYTES,
     SKILL_FILE,
@@ -42,70 +52,11 @@ from knowledge.skill_format import (
 __all__ = ["SkillError", "SkillInfo", "SkillStore", "render_index"]
 
 LOCK_FILE = ".lock"
-# Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
-BASE64_MARK = "[base64]"
 INDEX_INSTRUCTION = (
     "Before acting on a request, check this list. If a skill matches the task, load it with "
     "skill_view(name) first and follow it. If a skill you followed proved wrong or incomplete, "
     'fix it with skill_manage(action="patch") so it is right next time.'
 )
-
-
-@dataclass(frozen=True)
-class SkillInfo:
-    """One skill folder as listed. `error` is set (and the skill unused) when it is broken."""
-
-    name: str
-    category: str
-    path: Path
-    description: str = ""
-    enabled: bool = True
-    error: str = ""
-
-    @property
-    def broken(self) -> bool:
-        return bool(self.error)
-
-    @property
-    def usable(self) -> bool:
-        return self.enabled and not self.error
-
-
-@dataclass(frozen=True)
-class _Snap:
-    """A file's content before a change: text, or base64 when it is not UTF-8."""
-
-    exists: bool
-    text: str = ""
-    is_b64: bool = False
-
-    def raw(self) -> bytes:
-        return base64.b64decode(self.text) if self.is_b64 else self.text.encode("utf-8")
-
-
-def _snapshot(path: Path) -> _Snap:
-    if not path.is_file():
-        return _Snap(exists=False)
-    data = path.read_bytes()
-    try:
-        return _Snap(exists=True, text=data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return _Snap(exists=True, text=base64.b64encode(data).decode("ascii"), is_b64=True)
-
-
-def _write_skill_file(path: Path, data: bytes) -> None:
-    atomic_write(path, data, mode=0o644)  # skills are meant to be read by people
-
-
-def _prune_empty(start: Path, stop: Path) -> None:
-    """Remove empty folders from `start` up to (not including) `stop`."""
-    current = start
-    while current != stop and current.is_relative_to(stop) and not current.is_symlink():
-        try:
-            current.rmdir()
-        except OSError:
-            return  # not empty (or already gone): the rest of the tree is in use
-        current = current.parent
 
 
 class SkillStore:
@@ -128,8 +79,8 @@ class SkillStore:
         disabled = self.disabled_names()
         seen: dict[str, SkillInfo] = {}
         found: builtins.list[SkillInfo] = []
-        for category, folder in self._folders():
-            info = self._load(category, folder, disabled)
+        for category, folder in skill_folders(self.root):
+            info = load_skill(self.root, category, folder, disabled)
             first = seen.get(info.name)
             if first is not None:
                 where = f"category '{first.category}'" if first.category else "the top level"
@@ -308,9 +259,9 @@ class SkillStore:
             target = self._resolve(info, rel)
             if not target.is_file():
                 raise SkillError(f"Skill '{name}' has no file '{rel}'.")
-            self._log(name, "remove_file", prov or Provenance(), target, _snapshot(target), None)
+            self._log(name, "remove_file", prov or Provenance(), target, snapshot(target), None)
             target.unlink()
-            _prune_empty(target.parent, info.path)
+            prune_empty(target.parent, info.path)
         return target
 
     def delete(self, name: str, *, prov: Provenance | None = None) -> Path:
@@ -336,13 +287,13 @@ class SkillStore:
             files.sort(key=lambda p: (p.name != SKILL_FILE, str(p)))
             with transaction.atomic():  # the log first: a failed removal leaves a restorable record
                 for p in files:
-                    self._log(name, "delete", prov, p, _snapshot(p), None, summary=f"Deleted skill '{name}' {batch}")
+                    self._log(name, "delete", prov, p, snapshot(p), None, summary=f"Deleted skill '{name}' {batch}")
             for p in [*links, *files]:
                 p.unlink()
             for dirpath, _dirs, _files in sorted(os.walk(folder, followlinks=False), reverse=True):
                 os.rmdir(dirpath)
             if info.category:
-                _prune_empty(folder.parent, root)
+                prune_empty(folder.parent, root)
         return folder
 
     def disable(self, name: str, *, prov: Provenance | None = None) -> Path:
@@ -392,67 +343,16 @@ class SkillStore:
         finally:
             os.close(fd)  # closing releases the flock
 
-    def _folders(self) -> Iterator[tuple[str, Path]]:
-        root = self.root
-        tops = sorted(p for p in root.iterdir() if not p.name.startswith(".") and p.is_dir())
-        categories = []
-        for top in tops:
-            if os.path.lexists(top / SKILL_FILE):
-                yield "", top
-            else:
-                categories.append(top)
-        for cat in categories:
-            for sub in sorted(cat.iterdir()):
-                if not sub.name.startswith(".") and sub.is_dir() and os.path.lexists(sub / SKILL_FILE):
-                    yield cat.name, sub
-
-    def _load(self, category: str, folder: Path, disabled: set[str]) -> SkillInfo:
-        name = folder.name
-        info = SkillInfo(name=name, category=category, path=folder, enabled=name not in disabled)
-        try:
-            self._check_folder(info)
-            parsed = validate_skill_md((folder / SKILL_FILE).read_text(encoding="utf-8"), name)
-        except SkillError as exc:
-            return replace(info, error=str(exc))
-        except UnicodeDecodeError:
-            return replace(info, error="SKILL.md is not valid UTF-8 text.")
-        except OSError as exc:
-            return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
-        return replace(info, description=parsed.description)
-
-    def _check_folder(self, info: SkillInfo) -> None:
-        """Raise if a folder is unsafe to read or write (symlinks, names that are not names)."""
-        try:
-            check_name(info.name, "skill folder name")
-            if info.category:
-                check_name(info.category, "category folder name")
-        except SkillError as exc:
-            raise SkillError(f"{exc} Rename the folder on disk.") from exc
-        root = self.root
-        for p in (info.path.parent, info.path, info.path / SKILL_FILE):
-            if p != root and p.is_symlink():
-                raise SkillError(f"'{p.relative_to(root)}' is a symbolic link; skills must be real folders and files.")
-        if not info.path.resolve().is_relative_to(root):
-            raise SkillError(f"'{info.name}' resolves outside the skills folder.")
-
     def _find(self, name: str) -> SkillInfo | None:
         return next((s for s in self.list() if s.name == name), None)
 
     def _writable(self, name: str) -> SkillInfo:
         info = self.get(name)
-        self._check_folder(info)  # broken content may be fixed; unsafe folders may not be touched
+        check_folder(info, self.root)  # broken content may be fixed; unsafe folders may not be touched
         return info
 
     def _resolve(self, info: SkillInfo, rel: PurePosixPath) -> Path:
-        target = info.path.joinpath(*rel.parts)
-        current = info.path
-        for part in rel.parts:
-            current = current / part
-            if current.is_symlink():
-                raise SkillError(f"'{rel}' goes through a symbolic link; refusing to follow it.")
-        if not target.resolve().is_relative_to(info.path.resolve()):
-            raise SkillError(f"'{rel}' is outside the skill's folder.")
-        return target
+        return safe_join(info.path, rel, "the skill's folder")
 
     @staticmethod
     def _check_size(data: bytes, label: str) -> None:
@@ -460,8 +360,8 @@ class SkillStore:
             raise SkillError(f"'{label}' is {len(data):,} bytes; supporting files are limited to {MAX_FILE_BYTES:,}.")
 
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
-        before = _snapshot(target)
-        _write_skill_file(target, data)
+        before = snapshot(target)
+        write_skill_file(target, data)
         return self._log(name, action, prov, target, before, data.decode("utf-8", errors="replace"))
 
     def _log(
@@ -470,7 +370,7 @@ class SkillStore:
         action: str,
         prov: Provenance,
         target: Path,
-        before: _Snap,
+        before: Snap,
         after: str | None,
         *,
         summary: str = "",
@@ -497,52 +397,10 @@ class SkillStore:
     # ----- undo ----------------------------------------------------------------------------
 
     def restore(self, change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:
-        """Put a change's `before` back; undoing one file of a delete restores the whole folder."""
-        if change.action in ("disable", "enable"):
-            self._set_enabled(change.target, change.action == "disable", prov, undoes=change)
-            return KnowledgeChange.objects.filter(undoes=change).order_by("-id").first()
-        changes = [change]
-        if change.action == "delete" and "[batch " in change.summary:
-            batch = change.summary[change.summary.index("[batch ") :].split("]")[0]
-            changes = list(
-                KnowledgeChange.objects.filter(
-                    kind="skill", target=change.target, action="delete", summary__contains=batch
-                ).order_by("id")
-            )
-        with self._locked():
-            results = {c.pk: self._restore_file(c, prov) for c in changes}
-        return results.get(change.pk) or next((r for r in results.values() if r is not None), None)
+        """Put a change's `before` back (knowledge/skill_undo.py), under this store's lock."""
+        from knowledge import skill_undo
 
-    def _restore_file(self, change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:
-        root = self.root
-        try:
-            rel = check_rel_path(change.path, support_only=False)
-        except SkillError as exc:
-            raise changelog.UndoError(f"Cannot undo: {exc}") from exc
-        target = root.joinpath(*rel.parts)
-        current = root
-        for part in rel.parts:
-            current = current / part
-            if current.is_symlink():
-                raise changelog.UndoError(f"Cannot undo: '{change.path}' goes through a symbolic link.")
-        if not target.resolve().is_relative_to(root):
-            raise changelog.UndoError(f"Cannot undo: '{change.path}' is outside the skills folder.")
-        now = _snapshot(target)
-        if not change.existed_before:
-            if not now.exists:
-                return None  # already gone: nothing to undo
-            target.unlink()
-            _prune_empty(target.parent, root)
-            return self._log(change.target, "undo", prov, target, now, None, undoes=change)
-        wanted = _Snap(exists=True, text=change.before, is_b64=BASE64_MARK in change.summary).raw()
-        if now.exists and now.raw() == wanted:
-            return None  # already as it was (e.g. the rest of a delete batch restored it)
-        if target.name == SKILL_FILE and not now.exists:
-            other = self._find(change.target)
-            if other is not None and other.path != target.parent:
-                raise changelog.UndoError(f"Cannot undo: a skill named '{change.target}' exists again elsewhere.")
-        _write_skill_file(target, wanted)
-        return self._log(change.target, "undo", prov, target, now, wanted.decode("utf-8", "replace"), undoes=change)
+        return skill_undo.restore(self, change, prov)
 
 
 def render_index(store: SkillStore | None = None) -> str:

@@ -1,0 +1,132 @@
+"""The skills folder on disk, for the skill store: finding skill folders and checking they are
+safe, snapshots for the change log, durable writes, path joins that never follow a symbolic
+link out of a folder, and pruning empty folders."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from knowledge.fileio import atomic_write
+from knowledge.skill_format import SKILL_FILE, SkillError, check_name, validate_skill_md
+
+# Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
+BASE64_MARK = "[base64]"
+
+
+@dataclass(frozen=True)
+class Snap:
+    """A file's content before a change: text, or base64 when it is not UTF-8."""
+
+    exists: bool
+    text: str = ""
+    is_b64: bool = False
+
+    def raw(self) -> bytes:
+        return base64.b64decode(self.text) if self.is_b64 else self.text.encode("utf-8")
+
+
+def snapshot(path: Path) -> Snap:
+    if not path.is_file():
+        return Snap(exists=False)
+    data = path.read_bytes()
+    try:
+        return Snap(exists=True, text=data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return Snap(exists=True, text=base64.b64encode(data).decode("ascii"), is_b64=True)
+
+
+def write_skill_file(path: Path, data: bytes) -> None:
+    atomic_write(path, data, mode=0o644)  # skills are meant to be read by people
+
+
+def prune_empty(start: Path, stop: Path) -> None:
+    """Remove empty folders from `start` up to (not including) `stop`."""
+    current = start
+    while current != stop and current.is_relative_to(stop) and not current.is_symlink():
+        try:
+            current.rmdir()
+        except OSError:
+            return  # not empty (or already gone): the rest of the tree is in use
+        current = current.parent
+
+
+def safe_join(base: Path, rel: PurePosixPath, where: str) -> Path:
+    """`base`/`rel`, refusing any symbolic link on the way and any result outside `base`."""
+    target = base.joinpath(*rel.parts)
+    current = base
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            raise SkillError(f"'{rel}' goes through a symbolic link; refusing to follow it.")
+    if not target.resolve().is_relative_to(base.resolve()):
+        raise SkillError(f"'{rel}' is outside {where}.")
+    return target
+
+
+@dataclass(frozen=True)
+class SkillInfo:
+    """One skill folder as listed. `error` is set (and the skill unused) when it is broken."""
+
+    name: str
+    category: str
+    path: Path
+    description: str = ""
+    enabled: bool = True
+    error: str = ""
+
+    @property
+    def broken(self) -> bool:
+        return bool(self.error)
+
+    @property
+    def usable(self) -> bool:
+        return self.enabled and not self.error
+
+
+def skill_folders(root: Path) -> Iterator[tuple[str, Path]]:
+    """(category, folder) of every folder holding a SKILL.md, uncategorised first."""
+    tops = sorted(p for p in root.iterdir() if not p.name.startswith(".") and p.is_dir())
+    categories = []
+    for top in tops:
+        if os.path.lexists(top / SKILL_FILE):
+            yield "", top
+        else:
+            categories.append(top)
+    for cat in categories:
+        for sub in sorted(cat.iterdir()):
+            if not sub.name.startswith(".") and sub.is_dir() and os.path.lexists(sub / SKILL_FILE):
+                yield cat.name, sub
+
+
+def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> SkillInfo:
+    name = folder.name
+    info = SkillInfo(name=name, category=category, path=folder, enabled=name not in disabled)
+    try:
+        check_folder(info, root)
+        parsed = validate_skill_md((folder / SKILL_FILE).read_text(encoding="utf-8"), name)
+    except SkillError as exc:
+        return replace(info, error=str(exc))
+    except UnicodeDecodeError:
+        return replace(info, error="SKILL.md is not valid UTF-8 text.")
+    except OSError as exc:
+        return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
+    return replace(info, description=parsed.description)
+
+
+def check_folder(info: SkillInfo, root: Path) -> None:
+    """Raise if a folder is unsafe to read or write (symlinks, names that are not names)."""
+    try:
+        check_name(info.name, "skill folder name")
+        if info.category:
+            check_name(info.category, "category folder name")
+    except SkillError as exc:
+        raise SkillError(f"{exc} Rename the folder on disk.") from exc
+    for p in (info.path.parent, info.path, info.path / SKILL_FILE):
+        if p != root and p.is_symlink():
+            raise SkillError(f"'{p.relative_to(root)}' is a symbolic link; skills must be real folders and files.")
+    if not info.path.resolve().is_relative_to(root):
+        raise SkillError(f"'{info.name}' resolves outside the skills folder.")
