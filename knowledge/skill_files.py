@@ -130,3 +130,15 @@ def check_folder(info: SkillInfo, root: Path) -> None:
             raise SkillError(f"'{p.relative_to(root)}' is a symbolic link; skills must be real folders and files.")
     if not info.path.resolve().is_relative_to(root):
         raise SkillError(f"'{info.name}' resolves outside the skills folder.")
+
+
+def supporting_files(folder: Path) -> Iterator[tuple[str, Path]]:
+    """(path relative to the skill folder, path) of every file but SKILL.md; hidden ones skipped,
+    symbolic links to folders not followed."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fn in sorted(filenames):
+            path = Path(dirpath, fn)
+            rel = path.relative_to(folder).as_posix()
+            if rel != SKILL_FILE and not fn.startswith("."):
+                yield rel, path

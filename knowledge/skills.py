@@ -37,6 +37,7 @@ from knowledge.skill_files import (
     safe_join,
     skill_folders,
     snapshot,
+    supporting_files,
     write_skill_file,
 )
 from knowledge.skill_format import (
@@ -117,15 +118,7 @@ class SkillStore:
 
     def files(self, name: str) -> builtins.list[str]:
         """The skill's supporting files, relative to its folder (hidden files left out)."""
-        info = self.get(name)
-        out: builtins.list[str] = []
-        for dirpath, dirnames, filenames in os.walk(info.path, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for fn in sorted(filenames):
-                rel = Path(dirpath, fn).relative_to(info.path).as_posix()
-                if rel != SKILL_FILE and not fn.startswith("."):
-                    out.append(rel)
-        return out
+        return [rel for rel, _ in supporting_files(self.get(name).path)]
 
     def render_index(self) -> str:
         """The system prompt's skills section; "" when no skill is usable."""

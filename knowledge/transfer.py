@@ -6,9 +6,7 @@ change of one import carries the id of a ReviewRun(trigger="import"): the change
 "undo everything one review did" then undoes the whole import as one unit, and the import
 shows in the review history with what it changed.
 
-Archives come from people's uploads, so extraction is defensive: members are written one by
-one under a fresh folder, refusing absolute paths, `..`, links and special files (zip-slip),
-with caps on member count and on the bytes actually written (a zip's declared sizes can lie).
+Archives come from people's uploads; knowledge/archive.py unpacks them defensively.
 """
 
 from __future__ import annotations
@@ -17,30 +15,29 @@ import io
 import json
 import os
 import shutil
-import stat
 import tarfile
 import tempfile
 import time
-import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Any
 
 from django.utils import timezone
 
 from agent.models import ChatSession, Message, ReviewRun
 from knowledge import changelog
+from knowledge.archive import ArchiveError, unpack
 from knowledge.memory_store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
+from knowledge.skill_files import skill_folders, supporting_files
 from knowledge.skill_format import MAX_FILE_BYTES, MAX_SKILL_CHARS, SKILL_FILE, SUPPORT_DIRS, SkillError
 from knowledge.skills import LOCK_FILE, SkillStore
 
 MAX_ARCHIVE_BYTES = 50 * 1024 * 1024  # uncompressed total, and the upload size
 MAX_MEMBERS = 5000
 IMPORT_TRIGGER = "import"
-_CHUNK = 64 * 1024
 
 
 class TransferError(Exception):
@@ -89,86 +86,12 @@ class ImportReport:
 # -- archives ---------------------------------------------------------------------------------
 
 
-def _safe_member_path(name: str) -> PurePosixPath:
-    if "\x00" in name or "\\" in name:
-        raise TransferError(f"Archive member {name!r} has a NUL or backslash in its name; refusing the archive.")
-    path = PurePosixPath(name)
-    if path.is_absolute() or name.startswith("/") or any(p == ".." for p in path.parts):
-        raise TransferError(f"Archive member {name!r} points outside the archive (zip-slip); refusing the archive.")
-    parts = [p for p in path.parts if p not in ("", ".")]
-    return PurePosixPath(*parts) if parts else PurePosixPath(".")
-
-
-class _Budget:
-    def __init__(self, max_bytes: int, max_members: int) -> None:
-        self.bytes_left = max_bytes
-        self.members_left = max_members
-        self.max_bytes = max_bytes
-
-    def member(self) -> None:
-        self.members_left -= 1
-        if self.members_left < 0:
-            raise TransferError(f"The archive has more than {MAX_MEMBERS} members; refusing it.")
-
-    def copy(self, src: IO[bytes], dest: Path) -> None:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with dest.open("xb") as out:  # "x": never overwrite or follow something already there
-            while chunk := src.read(_CHUNK):
-                self.bytes_left -= len(chunk)
-                if self.bytes_left < 0:
-                    mb = self.max_bytes // (1024 * 1024)
-                    raise TransferError(f"The archive unpacks to more than {mb} MB; refusing it.")
-                out.write(chunk)
-
-
-def _extract_zip(fh: IO[bytes], dest: Path, budget: _Budget) -> None:
-    with zipfile.ZipFile(fh) as zf:
-        for info in zf.infolist():
-            budget.member()
-            rel = _safe_member_path(info.filename)
-            mode = info.external_attr >> 16
-            if stat.S_ISLNK(mode):
-                raise TransferError(f"Archive member {info.filename!r} is a symbolic link; refusing the archive.")
-            if info.is_dir() or rel == PurePosixPath("."):
-                (dest / rel).mkdir(parents=True, exist_ok=True)
-                continue
-            with zf.open(info) as src:
-                budget.copy(src, dest / rel)
-
-
-def _extract_tar(fh: IO[bytes], dest: Path, budget: _Budget) -> None:
-    with tarfile.open(fileobj=fh, mode="r:*") as tf:
-        for member in tf:
-            budget.member()
-            rel = _safe_member_path(member.name)
-            if member.issym() or member.islnk():
-                raise TransferError(f"Archive member {member.name!r} is a link; refusing the archive.")
-            if member.isdir():
-                (dest / rel).mkdir(parents=True, exist_ok=True)
-                continue
-            if not member.isfile():
-                raise TransferError(f"Archive member {member.name!r} is not a regular file; refusing the archive.")
-            src = tf.extractfile(member)
-            if src is None:
-                raise TransferError(f"Archive member {member.name!r} cannot be read.")
-            with src:
-                budget.copy(src, dest / rel)
-
-
 def extract_archive(fh: IO[bytes], dest: Path, max_bytes: int = MAX_ARCHIVE_BYTES) -> Path:
     """Unpack a .zip or .tar(.gz) safely into `dest`; return the Hermes home inside it."""
-    budget = _Budget(max_bytes, MAX_MEMBERS)
     try:
-        if zipfile.is_zipfile(fh):
-            fh.seek(0)
-            _extract_zip(fh, dest, budget)
-        else:
-            fh.seek(0)
-            _extract_tar(fh, dest, budget)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        raise TransferError(f"This is not a readable .zip or .tar.gz archive ({exc}).") from exc
-    except FileExistsError as exc:
-        raise TransferError(f"The archive lists {exc.filename!r} twice; refusing it.") from exc
+        unpack(fh, dest, max_bytes=max_bytes, max_members=MAX_MEMBERS)
+    except ArchiveError as exc:
+        raise TransferError(str(exc)) from exc
     return find_home(dest)
 
 
@@ -229,29 +152,6 @@ def _import_memories(src: Path, prov: Provenance, report: ImportReport) -> None:
                 report.items.append(Item(target, name, "duplicate", "already in this home"))
 
 
-def _skill_folders(skills: Path) -> Iterator[tuple[str, Path]]:
-    """(category, folder) like SkillStore's layout: top-level skills, then category/<skill>."""
-    if not skills.is_dir() or skills.is_symlink():
-        return
-    for top in sorted(p for p in skills.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if (top / SKILL_FILE).exists():
-            yield "", top
-            continue
-        for sub in sorted(p for p in top.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if (sub / SKILL_FILE).exists():
-                yield top.name, sub
-
-
-def _supporting_files(folder: Path) -> Iterator[tuple[str, Path]]:
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for fn in sorted(filenames):
-            path = Path(dirpath, fn)
-            rel = path.relative_to(folder).as_posix()
-            if rel != SKILL_FILE and not fn.startswith("."):
-                yield rel, path
-
-
 def _import_skill(store: SkillStore, category: str, folder: Path, prov: Provenance, report: ImportReport) -> None:
     name = folder.name
     label = f"{category}/{name}" if category else name
@@ -266,7 +166,7 @@ def _import_skill(store: SkillStore, category: str, folder: Path, prov: Provenan
         report.items.append(Item("skill", label, "skipped" if clash else "rejected", str(exc)))
         return
     report.items.append(Item("skill", label, "added"))
-    for rel, path in _supporting_files(folder):
+    for rel, path in supporting_files(folder):
         where = f"{name}/{rel}"
         if path.is_symlink():
             report.items.append(Item("file", where, "skipped", "symbolic link"))
@@ -292,7 +192,9 @@ def import_home(src: Path, source_label: str = "") -> ImportReport:
     try:
         _import_memories(src, prov, report)
         store = SkillStore()
-        for category, folder in _skill_folders(src / "skills"):
+        skills = src / "skills"
+        found = skill_folders(skills) if skills.is_dir() and not skills.is_symlink() else iter(())
+        for category, folder in found:
             _import_skill(store, category, folder, prov, report)
     except BaseException as exc:
         # Whatever was written so far stays undoable through the run; record why it stopped.
