@@ -1,4 +1,4 @@
-"""SkillStore and the SKILL.md format (SPEC §3, §7)."""
+"""SkillStore: create, edit, patch, supporting files, disable/enable, usage, index (SPEC §3)."""
 
 from __future__ import annotations
 
@@ -11,94 +11,15 @@ from agent import config as hermes_config
 from knowledge import changelog
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
-from knowledge.skill_format import SkillError, SkillFormatError, parse_skill_md, render_skill_md, validate_skill_md
+from knowledge.skill_format import SkillError, SkillFormatError
 from knowledge.skills import INDEX_INSTRUCTION, SkillStore, render_index
 from tests.conftest import write_config
-
-
-def skill_md(
-    name: str, description: str = "Does the thing", body: str = "# Steps\n1. Do it.\n", extra: str = ""
-) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n{body}"
+from tests.knowledge.skill_helpers import skill_md
 
 
 @pytest.fixture
 def store(home: Path) -> SkillStore:
     return SkillStore(hermes_config.get())
-
-
-# ----- format validation -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "error"),
-    [
-        ("# no frontmatter\n", "must start with YAML frontmatter"),
-        ("---\nname: a\ndescription: b\n\nbody without closing\n", "no closing '---'"),
-        ("---\ndescription: d\n---\nbody\n", "frontmatter: 'name' is required"),
-        ("---\n---\nbody\n", "frontmatter: 'name' is required"),
-        ("---\nname: 12\ndescription: d\n---\nbody\n", "'name' must be a string"),
-        ("---\nname: " + "a" * 65 + "\ndescription: d\n---\nbody\n", "'name' is 65 characters; the limit is 64"),
-        ("---\nname: Bad_Name\ndescription: d\n---\nbody\n", "must match ^[a-z0-9][a-z0-9._-]*$"),
-        ("---\nname: -lead\ndescription: d\n---\nbody\n", "must match"),
-        ("---\nname: a b\ndescription: d\n---\nbody\n", "must match"),
-        ("---\nname: ok\n---\nbody\n", "frontmatter: 'description' is required"),
-        ("---\nname: ok\ndescription: [1, 2]\n---\nbody\n", "'description' must be a string"),
-        ("---\nname: ok\ndescription: '   '\n---\nbody\n", "'description' must not be empty"),
-        ("---\nname: ok\ndescription: " + "d" * 1025 + "\n---\nbody\n", "'description' is 1025 characters"),
-        ("---\nname: ok\ndescription: d\n---\n\n   \n", "body is empty"),
-        ("---\nname: ok\ndescription: d\ntags: web\n---\nbody\n", "'tags' must be a list of strings"),
-        ("---\nname: ok\ndescription: d\nrelated_skills: [1]\n---\nbody\n", "'related_skills' must be a list"),
-        ("---\nname: ok\ndescription: d\nmetadata: [x]\n---\nbody\n", "'metadata' must be a mapping"),
-        ("---\nname: ok\ndescription: d\nlicense: [x]\n---\nbody\n", "'license' must be a string"),
-        ("---\nname: ok\ndescription: d\nversion: [1]\n---\nbody\n", "'version' must be a string or a number"),
-        ("---\n- just\n- a list\n---\nbody\n", "must be a YAML mapping"),
-    ],
-)
-def test_invalid_skill_md_is_refused_with_a_clear_message(text: str, error: str) -> None:
-    with pytest.raises(SkillFormatError) as exc:
-        parse_skill_md(text)
-    assert error in str(exc.value)
-
-
-def test_yaml_error_names_the_file_line() -> None:
-    text = "---\nname: ok\ndescription: [unclosed\ntags: x\n---\nbody\n"
-    with pytest.raises(SkillFormatError) as exc:
-        parse_skill_md(text)
-    assert str(exc.value).startswith("YAML error on line ")
-    # the bad flow sequence starts on line 3 of the file; PyYAML reports where it gave up
-    line = int(str(exc.value).split("line ")[1].split(":")[0])
-    assert 3 <= line <= 5
-
-
-def test_skill_md_over_100k_chars_is_refused() -> None:
-    text = skill_md("big", body="x" * 100_001)
-    with pytest.raises(SkillFormatError, match="limit is 100,000"):
-        parse_skill_md(text)
-
-
-def test_valid_skill_md_parses_all_optional_fields() -> None:
-    text = skill_md(
-        "docker-debug",
-        extra="version: 1.2\nlicense: MIT\ntags: [docker, ops]\nrelated_skills: [k8s]\nmetadata: {team: a}\n",
-    )
-    parsed = parse_skill_md(text)
-    assert parsed.name == "docker-debug"
-    assert parsed.tags == ["docker", "ops"]
-    assert parsed.frontmatter["metadata"] == {"team": "a"}
-    assert parsed.body.strip() == "# Steps\n1. Do it."
-
-
-def test_frontmatter_name_must_equal_skill_name() -> None:
-    with pytest.raises(SkillFormatError, match="must be equal"):
-        validate_skill_md(skill_md("other"), "mine")
-
-
-def test_render_round_trips() -> None:
-    text = render_skill_md({"tags": ["a"], "description": "Multi: colon", "name": "r"}, "Body here")
-    assert text.startswith("---\nname: r\ndescription:")
-    assert yaml.safe_load(text.split("---")[1]) == {"name": "r", "description": "Multi: colon", "tags": ["a"]}
-    assert parse_skill_md(text).body.strip() == "Body here"
 
 
 # ----- create / edit / patch ---------------------------------------------------------------------
@@ -255,76 +176,6 @@ def test_remove_missing_file_is_an_error(store: SkillStore) -> None:
     store.create("deploy", skill_md("deploy"))
     with pytest.raises(SkillError, match="has no file 'references/nope.md'"):
         store.remove_file("deploy", "references/nope.md")
-
-
-# ----- delete and undo ---------------------------------------------------------------------------
-
-
-@pytest.mark.django_db
-def test_delete_records_each_file_and_undo_restores_the_folder(store: SkillStore, home: Path) -> None:
-    store.create("deploy", skill_md("deploy"), category="ops")
-    store.write_file("deploy", "references/a.md", "A")
-    store.write_file("deploy", "scripts/run.sh", "#!/bin/sh\necho hi\n")
-    binary = home / "skills" / "ops" / "deploy" / "assets" / "logo.png"
-    binary.parent.mkdir()
-    binary.write_bytes(b"\x89PNG\xff\x00\x01")
-    store.delete("deploy", prov=Provenance(actor="agent"))
-    assert not (home / "skills" / "ops").exists()
-    assert (home / "skills").is_dir()  # the root is never removed
-    assert store.list() == []
-    deleted = KnowledgeChange.objects.filter(action="delete")
-    assert sorted(c.path for c in deleted) == [
-        "ops/deploy/SKILL.md",
-        "ops/deploy/assets/logo.png",
-        "ops/deploy/references/a.md",
-        "ops/deploy/scripts/run.sh",
-    ]
-    assert all(not c.exists_after and c.actor == "agent" for c in deleted)
-
-    undone = changelog.undo(deleted.get(path="ops/deploy/references/a.md"))
-    assert undone is not None and undone.actor == "undo" and undone.undoes is not None
-    folder = home / "skills" / "ops" / "deploy"
-    assert (folder / "SKILL.md").read_text() == skill_md("deploy")
-    assert (folder / "references" / "a.md").read_text() == "A"
-    assert (folder / "scripts" / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
-    assert binary.read_bytes() == b"\x89PNG\xff\x00\x01"
-    assert [s.name for s in store.available()] == ["deploy"]
-    assert KnowledgeChange.objects.filter(action="undo").count() == 4
-    # undoing another file of the same delete finds everything restored already
-    assert changelog.undo(deleted.get(path="ops/deploy/SKILL.md")) is None
-
-
-@pytest.mark.django_db
-def test_undo_of_create_and_edit(store: SkillStore, home: Path) -> None:
-    store.create("deploy", skill_md("deploy"))
-    store.edit("deploy", skill_md("deploy", body="v2\n"))
-    changelog.undo(KnowledgeChange.objects.get(action="edit"))
-    assert (home / "skills" / "deploy" / "SKILL.md").read_text() == skill_md("deploy")
-    changelog.undo(KnowledgeChange.objects.get(action="create"))
-    assert not (home / "skills" / "deploy").exists()
-    assert store.list() == []
-
-
-@pytest.mark.django_db
-def test_undo_review_reverts_everything_a_review_did(store: SkillStore, home: Path) -> None:
-    from agent.models import ReviewRun
-
-    run = ReviewRun.objects.create(prompt_kind="skill")
-    prov = Provenance(actor="review", review_id=run.pk)
-    store.create("deploy", skill_md("deploy"), prov=prov)
-    store.write_file("deploy", "references/a.md", "A", prov=prov)
-    store.patch("deploy", "Do it.", "Do it twice.", prov=prov)
-    changelog.undo_review(run.pk)
-    assert not (home / "skills" / "deploy").exists()
-
-
-@pytest.mark.django_db
-def test_undo_of_write_file_deletes_a_new_file(store: SkillStore) -> None:
-    store.create("deploy", skill_md("deploy"))
-    path = store.write_file("deploy", "templates/t.txt", "T")
-    changelog.undo(KnowledgeChange.objects.get(action="write_file"))
-    assert not path.exists()
-    assert store.files("deploy") == []
 
 
 # ----- disable / enable --------------------------------------------------------------------------
