@@ -9,19 +9,17 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from agent import chat_service, live, notify, review
 from agent.models import Message
-from agent.routing import websocket_urlpatterns
+from tests.agent.ws import APP, open_socket
 from tests.conftest import write_config
 from tests.fakellm import Reply, last_user_text
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-APP = URLRouter(websocket_urlpatterns)
 REVIEW_PROMPT = "Review the conversation above"
 
 
@@ -35,15 +33,6 @@ def owner(transactional_db):
 @pytest.fixture
 def session_id(llm, transactional_db) -> str:
     return chat_service.create_session().pk
-
-
-async def _open(path: str, user: Any) -> WebsocketCommunicator:
-    # The page's own origin: the consumers refuse handshakes whose Origin is not the Host.
-    comm = WebsocketCommunicator(APP, path, headers=[(b"origin", b"http://testserver"), (b"host", b"testserver")])
-    comm.scope["user"] = user
-    connected, code = await comm.connect()
-    assert connected, code
-    return comm
 
 
 async def _until(comm: WebsocketCommunicator, last: str, timeout: float = 15) -> list[dict[str, Any]]:
@@ -63,7 +52,7 @@ def _types(frames: list[dict[str, Any]]) -> list[str]:
 
 async def test_a_turn_streams_frames_in_order_and_stores_the_conversation(llm, owner, session_id):
     llm.push(Reply(tool_calls=[{"name": "skills_list", "arguments": {}}]), Reply(text="Hello **world**, done."))
-    comm = await _open(f"/ws/chat/{session_id}/", owner)
+    comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "list my skills"})
     frames = await _until(comm, "ready")
     assert _types(frames) == ["turn_started", "tool_started", "tool_finished", "delta", "done", "saved", "ready"]
@@ -86,7 +75,7 @@ async def test_a_turn_streams_frames_in_order_and_stores_the_conversation(llm, o
 
 async def test_stop_interrupts_a_slow_answer_and_the_next_message_works(llm, owner, session_id):
     llm.push(Reply(text="slow " * 200, chunk_delay=0.03))
-    comm = await _open(f"/ws/chat/{session_id}/", owner)
+    comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "write a lot"})
     frames = [await comm.receive_json_from(timeout=10)]
     while frames[-1]["type"] != "delta":
@@ -106,7 +95,7 @@ async def test_stop_interrupts_a_slow_answer_and_the_next_message_works(llm, own
 
 async def test_a_second_message_while_a_reply_is_written_gets_an_error(llm, owner, session_id):
     llm.push(Reply(text="x" * 120, chunk_delay=0.03))
-    comm = await _open(f"/ws/chat/{session_id}/", owner)
+    comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "first"})
     assert (await comm.receive_json_from(timeout=10))["type"] == "turn_started"
     await comm.send_json_to({"type": "message", "text": "second"})
@@ -132,7 +121,7 @@ async def test_a_second_message_while_a_reply_is_written_gets_an_error(llm, owne
 )
 async def test_bad_frames_get_a_clear_error_and_the_socket_stays_open(llm, home, owner, session_id, raw, expected):
     write_config(home, "agent:\n  max_message_chars: 50\n")
-    comm = await _open(f"/ws/chat/{session_id}/", owner)
+    comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_to(text_data=raw)
     frame = await comm.receive_json_from(timeout=5)
     assert frame["type"] == "error" and expected in frame["error"], frame
@@ -145,7 +134,7 @@ async def test_bad_frames_get_a_clear_error_and_the_socket_stays_open(llm, home,
 async def test_a_model_error_is_a_retryable_error_frame_and_the_message_is_kept(llm, home, owner, session_id):
     write_config(home, "model:\n  max_retries: 0\n")
     llm.push(Reply(status=500, error_message="upstream exploded"))
-    comm = await _open(f"/ws/chat/{session_id}/", owner)
+    comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "please answer"})
     frames = await _until(comm, "ready")
     error = next(f for f in frames if f["type"] == "error")
@@ -172,8 +161,8 @@ async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home,
         ),
     )
     llm.default = lambda body: Reply(text="done" if body["messages"][-1]["role"] == "tool" else "noted")
-    tabs = [await _open("/ws/notify/", owner) for _ in range(2)]
-    chat = await _open(f"/ws/chat/{session_id}/", owner)
+    tabs = [await open_socket("/ws/notify/", owner) for _ in range(2)]
+    chat = await open_socket(f"/ws/chat/{session_id}/", owner)
     await chat.send_json_to({"type": "message", "text": "I like tea"})
     frames = await _until(chat, "ready")
     assert next(f for f in frames if f["type"] == "saved")["review_running"] is True
@@ -191,7 +180,7 @@ async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home,
 
 
 async def test_a_toast_waits_until_the_turn_it_followed_has_been_delivered(owner):
-    tab = await _open("/ws/notify/", owner)
+    tab = await open_socket("/ws/notify/", owner)
     live.gate.begin("s-busy")
     notice = notify.ReviewNotice("s-busy", 7, "skill", "Skill 'deploy' created", "done", changes=[])
     notice = notify.ReviewNotice(
@@ -207,10 +196,10 @@ async def test_a_toast_waits_until_the_turn_it_followed_has_been_delivered(owner
 
 async def test_a_second_tab_on_the_same_chat_sees_the_turn_live(llm, owner, session_id):
     llm.push(Reply(text="Answer for both tabs."))
-    sender = await _open(f"/ws/chat/{session_id}/", owner)
-    watcher = await _open(f"/ws/chat/{session_id}/", owner)
+    sender = await open_socket(f"/ws/chat/{session_id}/", owner)
+    watcher = await open_socket(f"/ws/chat/{session_id}/", owner)
     other_session = await sync_to_async(lambda: chat_service.create_session().pk)()
-    bystander = await _open(f"/ws/chat/{other_session}/", owner)
+    bystander = await open_socket(f"/ws/chat/{other_session}/", owner)
     await sender.send_json_to({"type": "message", "text": "hello from tab one"})
     sent = await _until(sender, "ready")
     mirrored = await _until(watcher, "ready")
