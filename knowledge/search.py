@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.db import connection
@@ -25,17 +25,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agent.models import ChatSession, Message
-from knowledge.query import Term, parse_terms, quote_term
-from knowledge.snippets import ELLIPSIS, query_stems, stem_snippet, substring_snippet
+from knowledge.query import parse_terms
+from knowledge.search_plan import Filters, Plan, plan_query
+from knowledge.snippets import stem_snippet, substring_snippet
 
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
-SNIPPET_TOKENS = 16
 SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
-
-FTS_TABLE = "agent_message_fts"
-TRIGRAM_TABLE = "agent_message_trigram"
-
-_TRIGRAM_MIN = 3  # the trigram tokenizer cannot match anything shorter
 
 
 # -- result types ----------------------------------------------------------------------------------
@@ -98,130 +93,6 @@ class SessionSummary:
     preview: str
 
 
-# -- SQL building ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Filters:
-    date_from: date | datetime | None = None
-    date_to: date | datetime | None = None
-    roles: Sequence[str] | None = None
-    sources: Sequence[str] | None = None
-    exclude_session_id: str | None = None
-    session_id: str | None = None
-
-
-def _bound(value: date | datetime, *, end: bool) -> str:
-    """A stored-format timestamp; a plain date means the whole day (local time)."""
-    if not isinstance(value, datetime):
-        value = datetime.combine(value + timedelta(days=1) if end else value, time.min)
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value)
-    return str(connection.ops.adapt_datetimefield_value(value))
-
-
-def _filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
-    where: list[str] = []
-    params: list[Any] = []
-    if f.date_from is not None:
-        where.append("m.created_at >= %s")
-        params.append(_bound(f.date_from, end=False))
-    if f.date_to is not None:
-        # A datetime bound is inclusive; a date bound covers that whole day.
-        where.append("m.created_at <= %s" if isinstance(f.date_to, datetime) else "m.created_at < %s")
-        params.append(_bound(f.date_to, end=True))
-    if f.roles:
-        where.append(f"m.role IN ({', '.join(['%s'] * len(f.roles))})")
-        params.extend(f.roles)
-    if f.sources:
-        where.append(f"s.source IN ({', '.join(['%s'] * len(f.sources))})")
-        params.extend(f.sources)
-    if f.exclude_session_id:
-        where.append("m.session_id <> %s")
-        params.append(f.exclude_session_id)
-    if f.session_id:
-        where.append("m.session_id = %s")
-        params.append(f.session_id)
-    return where, params
-
-
-@dataclass
-class _Plan:
-    """The FROM/WHERE/ORDER of one query, for whichever index fits its terms."""
-
-    table: str
-    index_where: list[str]  # conditions on the FTS table alone
-    index_params: list[Any]
-    filter_where: list[str]  # conditions on the message / session
-    filter_params: list[Any]
-    needs_session: bool  # a filter reads agent_chatsession
-    snippet: str | None  # SQL for the snippet, or None to build it in Python
-    needles: list[str]
-    match: str | None
-    # Word index: snippets are cut in Python from the page's content (knowledge/snippets.py),
-    # with snippet() only as the fallback for hits in tool names or arguments.
-    stems: frozenset[str] = frozenset()
-
-    @property
-    def ranked(self) -> bool:
-        return self.match is not None
-
-    @property
-    def order_sql(self) -> str:
-        """Best first. `rank` (bm25) is consumed by FTS5 itself, so rows stream in rank order
-        and a LIMIT stops the join, the filters and snippet() after the page."""
-        return f"{self.table}.rank" if self.ranked else f"{self.table}.rowid DESC"
-
-    @property
-    def from_sql(self) -> str:
-        sql = f"{self.table} JOIN agent_message m ON m.id = {self.table}.rowid"
-        return sql + (" JOIN agent_chatsession s ON s.id = m.session_id" if self.needs_session else "")
-
-    @property
-    def where_sql(self) -> str:
-        return " AND ".join(self.index_where + self.filter_where)
-
-    @property
-    def params(self) -> list[Any]:
-        return self.index_params + self.filter_params
-
-
-def _snippet_sql(table: str) -> str:
-    return f"snippet({table}, -1, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS})"
-
-
-def _plan(terms: list[Term], filters: Filters) -> _Plan:
-    where, params = _filter_sql(filters)
-    needs_session = bool(filters.sources)
-    if not any(t.unsegmented for t in terms):
-        words = " ".join(quote_term(t.text) for t in terms)
-        return _Plan(
-            FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params, needs_session,
-            _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms),
-        )  # fmt: skip
-    # Trigram index: terms of 3+ characters through MATCH (substring), shorter ones by a
-    # scan of the trigram table, which holds only the messages with non-ASCII text.
-    long_terms = [t.text for t in terms if len(t.text) >= _TRIGRAM_MIN]
-    short_terms = [t.text for t in terms if len(t.text) < _TRIGRAM_MIN]
-    pre: list[str] = []
-    pre_params: list[Any] = []
-    match = " ".join(quote_term(t) for t in long_terms) if long_terms else None
-    if match:
-        pre.append(f"{TRIGRAM_TABLE} MATCH %s")
-        pre_params.append(match)
-    for term in short_terms:
-        pre.append(
-            f"(instr(lower({TRIGRAM_TABLE}.content), lower(%s)) > 0"
-            f" OR instr(lower(coalesce({TRIGRAM_TABLE}.tool_args, '')), lower(%s)) > 0)"
-        )
-        pre_params.extend([term, term])
-    return _Plan(
-        TRIGRAM_TABLE, pre, pre_params, where, params, needs_session,
-        _snippet_sql(TRIGRAM_TABLE) if match else None,
-        short_terms if match else [t.text for t in terms], match,
-    )  # fmt: skip
-
-
 def _to_datetime(value: Any) -> datetime | None:
     if value is None:
         return None
@@ -243,7 +114,7 @@ def _to_datetime(value: Any) -> datetime | None:
 # streaming query over ORDER BY rank does it all and computes snippet() for the page rows only.
 
 
-def _count(cur: Any, plan: _Plan) -> int:
+def _count(cur: Any, plan: Plan) -> int:
     frm = plan.from_sql if plan.filter_where else plan.table
     where = plan.where_sql if plan.filter_where else " AND ".join(plan.index_where)
     params = plan.params if plan.filter_where else plan.index_params
@@ -251,7 +122,7 @@ def _count(cur: Any, plan: _Plan) -> int:
     return int(cur.fetchone()[0])
 
 
-def _page(cur: Any, plan: _Plan, total: int, limit: int, offset: int) -> tuple[list[int], dict[int, str]]:
+def _page(cur: Any, plan: Plan, total: int, limit: int, offset: int) -> tuple[list[int], dict[int, str]]:
     """The ids of one page of hits, best first, and the snippets already computed for them."""
     t = plan.table
     if plan.ranked and not plan.filter_where and total > COUNT_CAP:
@@ -282,7 +153,7 @@ def _message_rows(cur: Any, ids: list[int]) -> dict[int, tuple[Any, ...]]:
     return {row[0]: row for row in cur.fetchall()}
 
 
-def _fts_snippets(cur: Any, plan: _Plan, ids: list[int]) -> dict[int, str]:
+def _fts_snippets(cur: Any, plan: Plan, ids: list[int]) -> dict[int, str]:
     """snippet() for these rowids (each must exist: external content is read for it)."""
     if not ids or plan.snippet is None or plan.match is None:
         return {}
@@ -314,7 +185,7 @@ def search_messages(
     if not terms:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    plan = _plan(terms, filters)
+    plan = plan_query(terms, filters)
     limit, offset = max(1, limit), max(0, offset)
     rows: dict[int, tuple[Any, ...]] = {}
     ids: list[int] = []
@@ -362,7 +233,7 @@ def search_sessions(
     terms = parse_terms(query or "")
     if not terms:
         return []
-    plan = _plan(terms, Filters(date_from, date_to, roles, sources, exclude_session_id, session_id))
+    plan = plan_query(terms, Filters(date_from, date_to, roles, sources, exclude_session_id, session_id))
     limit = max(1, limit)
     best: list[tuple[str, int]] = []
     seen: set[str] = set()
@@ -406,7 +277,7 @@ def search_sessions(
     return hits
 
 
-def _snippets_for(cur: Any, plan: _Plan, message_ids: list[int]) -> dict[int, str]:
+def _snippets_for(cur: Any, plan: Plan, message_ids: list[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     if plan.stems:
         for m in Message.objects.filter(id__in=message_ids).only("id", "content"):
