@@ -10,8 +10,9 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -75,8 +76,11 @@ class Command(BaseCommand):
             sys.stdout.flush()
 
     def _err(self, text: str) -> None:
+        self._note(f"error: {text}")
+
+    def _note(self, text: str) -> None:
         with self._print_lock:
-            sys.stderr.write(f"error: {text}\n")
+            sys.stderr.write(text + "\n")
             sys.stderr.flush()
 
     def _on_review(self, session_id: str) -> notify.Listener:
@@ -86,8 +90,7 @@ class Command(BaseCommand):
             if notice.line:
                 self._out(notice.line)
             elif notice.error:
-                with self._print_lock:
-                    sys.stderr.write(f"review failed: {notice.error}\n")
+                self._note(f"review failed: {notice.error}")
 
         return listener
 
@@ -102,45 +105,17 @@ class Command(BaseCommand):
         previous = (
             signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
         )
-        ok = True
-        streamed = False
+        printer = _TurnPrinter(self)
         try:
             for event in agent.run_turn(text, interrupt):
-                if isinstance(event, TextDelta):
-                    with self._print_lock:
-                        sys.stdout.write(event.text)
-                        sys.stdout.flush()
-                    streamed = True
-                elif isinstance(event, ToolStarted):
-                    if streamed:
-                        self._out("")
-                        streamed = False
-                    with self._print_lock:
-                        sys.stderr.write(f"  ⚙ {event.name}\n")
-                elif isinstance(event, ToolFinished) and not event.ok:
-                    with self._print_lock:
-                        sys.stderr.write(f"  ⚠ {event.name} returned an error\n")
-                elif isinstance(event, TurnError):
-                    if streamed:
-                        self._out("")
-                        streamed = False
-                    self._err(event.message)
-                    ok = False
-                elif isinstance(event, TurnDone):
-                    if streamed:
-                        self._out("")
-                        streamed = False
-                    if event.interrupted:
-                        self._out("[interrupted]")
-                    elif event.hit_limit:
-                        self._err(f"Stopped after {event.iterations} model calls (agent.max_iterations).")
+                printer.handle(event)
         except (InputTooLarge, LLMError) as exc:
             self._err(str(exc))
-            ok = False
+            printer.ok = False
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
-        return ok
+        return printer.ok
 
     def _interactive(self, agent: AgentSession) -> None:
         self._out(f"Session {agent.session.name or agent.session.pk}. Ctrl-C stops a reply, Ctrl-D ends the session.")
@@ -155,3 +130,55 @@ class Command(BaseCommand):
                 continue
             if text.strip():
                 self._turn(agent, text)
+
+
+class _TurnPrinter:
+    """One turn's events on the terminal: the answer streams to stdout; tool activity, errors and
+    notes go to stderr, each on a line of its own (a streamed answer is ended first)."""
+
+    def __init__(self, cmd: Command) -> None:
+        self.cmd = cmd
+        self.ok = True
+        self.mid_line = False
+
+    def handle(self, event: object) -> None:
+        handler = self.HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _end_line(self) -> None:
+        if self.mid_line:
+            self.cmd._out("")
+            self.mid_line = False
+
+    def _text(self, e: TextDelta) -> None:
+        self.cmd._out(e.text, end="")
+        self.mid_line = True
+
+    def _tool_started(self, e: ToolStarted) -> None:
+        self._end_line()
+        self.cmd._note(f"  ⚙ {e.name}")
+
+    def _tool_finished(self, e: ToolFinished) -> None:
+        if not e.ok:
+            self.cmd._note(f"  ⚠ {e.name} returned an error")
+
+    def _error(self, e: TurnError) -> None:
+        self._end_line()
+        self.cmd._err(e.message)
+        self.ok = False
+
+    def _done(self, e: TurnDone) -> None:
+        self._end_line()
+        if e.interrupted:
+            self.cmd._out("[interrupted]")
+        elif e.hit_limit:
+            self.cmd._err(f"Stopped after {e.iterations} model calls (agent.max_iterations).")
+
+    HANDLERS: ClassVar[dict[type, Callable[[_TurnPrinter, Any], None]]] = {
+        TextDelta: _text,
+        ToolStarted: _tool_started,
+        ToolFinished: _tool_finished,
+        TurnError: _error,
+        TurnDone: _done,
+    }
