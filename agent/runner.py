@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from agent import config as hermes_config
 from agent.config import Config
 from agent.llm import ChatClient, LLMError, client_from_config
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
-from agent.models import ChatSession, Message
+from agent.models import ChatSession, Message, ReviewRun
 from agent.nudge import NudgeCounters
 from agent.providers import ProviderManager, inject_context
 from agent.tools.registry import ToolContext, ToolRegistry
@@ -212,7 +213,8 @@ class AgentSession:
             self.providers.sync_all(user_text, final.final_text)
             self.providers.queue_prefetch_all(user_text)
         if completed and (mem_flag or skill_flag):
-            spawned = self._spawn_review(mem_flag, skill_flag)
+            self.spawn_review(mem_flag, skill_flag)
+            spawned = True
         self._save_counters()
         yield TurnSaved(
             session_id=self.session.pk,
@@ -239,19 +241,21 @@ class AgentSession:
             return None
         return c.skill_interval - c.iters_since_skill
 
-    def _spawn_review(self, review_memory: bool, review_skills: bool) -> bool:
+    def spawn_review(
+        self, review_memory: bool, review_skills: bool, snapshot: list[dict[str, Any]] | None = None
+    ) -> Future[ReviewRun | None]:
+        """A background review of this session's conversation (or of `snapshot`)."""
         from agent.review import spawn_review
 
-        spawn_review(
+        return spawn_review(
             session_id=self.session.pk,
-            snapshot=list(self.messages),
+            snapshot=list(self.messages if snapshot is None else snapshot),
             review_memory=review_memory,
             review_skills=review_skills,
             config=self.config,
             registry=self.registry,
             client_factory=self.client_factory,
         )
-        return True
 
     # -- persistence --------------------------------------------------------------------------
     def _store(

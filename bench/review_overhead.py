@@ -38,7 +38,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
 
     from agent import config as hermes_config
-    from agent.review import is_running, spawn_review
+    from agent.review import is_running
     from agent.runner import AgentSession
     from tests.fakellm import Reply, ScriptedLLM
     from tests.learning import is_review_followup, is_review_start
@@ -74,15 +74,7 @@ def main() -> None:
 
     def keep_review_running() -> None:
         if not is_running(busy.session.pk):
-            spawn_review(
-                session_id=busy.session.pk,
-                snapshot=snapshot,
-                review_memory=True,
-                review_skills=False,
-                config=busy.config,
-                registry=busy.registry,
-                client_factory=busy.client_factory,
-            )
+            busy.spawn_review(True, False, snapshot)
 
     def timed(agent: AgentSession, text: str) -> float:
         t0 = time.perf_counter()

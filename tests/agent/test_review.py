@@ -12,7 +12,7 @@ from agent import notify
 from agent.loop import TurnDone
 from agent.models import ChatSession, Message, ReviewRun
 from agent.providers import FENCE_OPEN
-from agent.review import is_running, spawn_review, wait_for_reviews
+from agent.review import is_running, wait_for_reviews
 from agent.runner import AgentSession, TurnSaved
 from knowledge.models import PendingWrite
 from tests.conftest import write_config
@@ -93,24 +93,8 @@ def test_one_review_per_session_at_a_time(home, llm):
         {"role": "user", "content": "I like tea"},
         {"role": "assistant", "content": "noted"},
     ]
-    f1 = spawn_review(
-        session_id=agent.session.pk,
-        snapshot=snapshot,
-        review_memory=True,
-        review_skills=False,
-        config=agent.config,
-        registry=agent.registry,
-        client_factory=agent.client_factory,
-    )
-    f2 = spawn_review(
-        session_id=agent.session.pk,
-        snapshot=snapshot,
-        review_memory=True,
-        review_skills=False,
-        config=agent.config,
-        registry=agent.registry,
-        client_factory=agent.client_factory,
-    )
+    f1 = agent.spawn_review(True, False, snapshot)
+    f2 = agent.spawn_review(True, False, snapshot)
     f1.result(30)
     f2.result(30)
     # Both ran (none dropped) and never overlapped: start, end, start, end.
