@@ -173,7 +173,7 @@ class AgentSession:
         # The stored message is what the user typed; the model gets the expanded text.
         user_msg = self._store(
             {"role": "user", "content": user_text},
-            first_user=not ChatSession.objects.filter(pk=self.session.pk, messages__role="user").exists(),
+            first_user=self.session.user_turn_count == 0,
         )
         self.messages.append({"role": "user", "content": self._model_text(user_text)})
         self._bump(user_turn_count=1)
