@@ -274,7 +274,7 @@ def conversation(session: ChatSession) -> list[Item]:
 
 def counters(session: ChatSession) -> dict[str, int | None]:
     """Turns until the next memory review / model calls until the next skill review."""
-    from agent import config as hermes_config
+    from hermes_site import config as hermes_config
 
     config = hermes_config.get()
     mem = int(config.get("memory", "nudge_interval"))

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agent import chat_service, live, ratelimit
-from agent import config as hermes_config
+from hermes_site import config as hermes_config
 from hermes_site.security import same_origin
 
 UNAUTHORIZED = 4401

@@ -17,7 +17,7 @@ from typing import Any
 
 import openai
 
-from agent.config import Config
+from hermes_site.config import Config
 
 
 class LLMError(Exception):

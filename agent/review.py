@@ -23,10 +23,10 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from agent import notify
-from agent.config import Config
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
 from agent.models import ReviewRun
 from agent.tools.registry import ToolContext, ToolRegistry
+from hermes_site.config import Config
 
 log = logging.getLogger(__name__)
 

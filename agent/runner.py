@@ -19,14 +19,14 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agent import config as hermes_config
-from agent.config import Config
 from agent.llm import ChatClient, LLMError, client_from_config
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
 from agent.models import ChatSession, Message, ReviewRun
 from agent.nudge import NudgeCounters
 from agent.providers import ProviderManager, inject_context
 from agent.tools.registry import ToolContext, ToolRegistry
+from hermes_site import config as hermes_config
+from hermes_site.config import Config
 
 log = logging.getLogger(__name__)
 

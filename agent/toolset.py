@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.config import Config
 from agent.tools.registry import ToolRegistry
+from hermes_site.config import Config
 
 
 def build_registry(config: Config) -> ToolRegistry:

@@ -11,9 +11,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from agent import chat_service, review
-from agent import config as hermes_config
 from agent.llm import LLMError, client_from_config
 from agent.models import ChatSession
+from hermes_site import config as hermes_config
 from knowledge.search import search_sessions
 from knowledge.skills import SkillStore
 

@@ -37,9 +37,9 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
 
-    from agent import config as hermes_config
     from agent.review import is_running
     from agent.runner import AgentSession
+    from hermes_site import config as hermes_config
     from tests.fakellm import Reply, ScriptedLLM
     from tests.learning import is_review_followup, is_review_start
 

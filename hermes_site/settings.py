@@ -1,4 +1,4 @@
-"""Django settings. Everything user-facing comes from HERMES_HOME/config.yaml via agent.config."""
+"""Django settings. Everything user-facing comes from HERMES_HOME/config.yaml via hermes_site.config."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agent import config as hermes_config
+from hermes_site import config as hermes_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

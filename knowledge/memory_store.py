@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agent import config as hermes_config
+from hermes_site import config as hermes_config
 from knowledge import changelog
 from knowledge.fileio import atomic_write, fsync_dir
 from knowledge.memory_ops import (

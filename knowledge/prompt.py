@@ -7,7 +7,7 @@ compression.
 
 from __future__ import annotations
 
-from agent.config import Config
+from hermes_site.config import Config
 
 IDENTITY = (
     "You are Hermes, a helpful assistant that learns from its conversations. "

@@ -23,7 +23,7 @@ _SESSION_HOME = Path(os.environ["HERMES_HOME"])
 for _var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
     os.environ.pop(_var, None)
 
-from agent import config as hermes_config  # noqa: E402
+from hermes_site import config as hermes_config  # noqa: E402
 from tests.fakellm import ScriptedLLM  # noqa: E402
 
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent import config as hermes_config
 from agent.tools.registry import Tool, ToolContext, error_result
+from hermes_site import config as hermes_config
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError, check_name, validate_skill_md

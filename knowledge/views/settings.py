@@ -1,7 +1,7 @@
 """Settings page: edit config.yaml with the start-up validation (SPEC §9, issue 7.7).
 
 Posted text is read as YAML scalars, exactly as it would be written in config.yaml, then the
-whole file goes through `agent.config.validate`: a wrong value gives the same ConfigError
+whole file goes through `hermes_site.config.validate`: a wrong value gives the same ConfigError
 naming the key as at start-up, and nothing is saved. Checkboxes are booleans; free-text
 settings (URLs, model names) stay strings so "" or "1.0" cannot change type.
 """
@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from agent import config as hermes_config
+from hermes_site import config as hermes_config
 
 
 @dataclass(frozen=True)

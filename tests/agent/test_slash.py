@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import config as hermes_config
 from agent.slash import expand_slash
+from hermes_site import config as hermes_config
 from knowledge.models import SkillUsage
 from knowledge.skills import SkillStore
 

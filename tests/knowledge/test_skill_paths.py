@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import config as hermes_config
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.skill_tools import make_tools
+from hermes_site import config as hermes_config
 from knowledge.models import KnowledgeChange
 from knowledge.skill_format import SkillError
 from knowledge.skills import SkillStore

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import config as hermes_config
+from hermes_site import config as hermes_config
 from knowledge import changelog
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import config as hermes_config
+from hermes_site import config as hermes_config
 from knowledge import changelog
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance

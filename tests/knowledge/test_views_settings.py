@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agent import config as hermes_config
+from hermes_site import config as hermes_config
 from knowledge.views.settings import FIELDS
 
 pytestmark = pytest.mark.django_db

@@ -17,11 +17,11 @@ from typing import Any, ClassVar
 from django.core.management.base import BaseCommand, CommandParser
 
 from agent import notify
-from agent.config import ConfigError
 from agent.llm import LLMError
 from agent.loop import TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.review import wait_for_reviews
 from agent.runner import AgentSession, InputTooLarge
+from hermes_site.config import ConfigError
 
 REVIEW_WAIT_SECONDS = 120.0
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent import config as hermes_config
-from agent.config import ConfigError, validate
+from hermes_site import config as hermes_config
+from hermes_site.config import ConfigError, validate
 from tests.cli import CLIHome
 
 
