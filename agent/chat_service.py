@@ -21,9 +21,9 @@ from django.db import close_old_connections
 from agent import review
 from agent.llm import LLMError
 from agent.loop import ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
-from agent.models import ChatSession, Message
 from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted
 from hermes_site.rendering import render_markdown
+from knowledge.models import ChatSession, Message
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from agent.llm import LLMError
 from agent.loop import AgentLoop, TurnError
-from agent.models import ChatSession, Message
 from agent.tools.registry import ToolContext
+from knowledge.models import ChatSession, Message
 
 if TYPE_CHECKING:
     from agent.runner import AgentSession

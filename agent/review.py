@@ -24,9 +24,9 @@ from django.utils import timezone
 
 from agent import notify
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
-from agent.models import ReviewRun
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site.config import Config
+from knowledge.models import ReviewRun
 
 log = logging.getLogger(__name__)
 

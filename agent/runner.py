@@ -21,12 +21,12 @@ from django.utils import timezone
 
 from agent.llm import ChatClient, LLMError, client_from_config
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
-from agent.models import ChatSession, Message, ReviewRun
 from agent.nudge import NudgeCounters
 from agent.providers import ProviderManager, inject_context
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
+from knowledge.models import ChatSession, Message, ReviewRun
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from agent import chat_service, review
 from agent.llm import LLMError, client_from_config
-from agent.models import ChatSession
 from hermes_site import config as hermes_config
+from knowledge.models import ChatSession
 from knowledge.search import search_sessions
 from knowledge.skills import SkillStore
 

@@ -83,11 +83,11 @@ def load(db: Path, n_messages: int, words: list[str], seed: int = 7) -> None:
     conn.execute("BEGIN")
     for name in _fts_migration.TRIGGER_NAMES:  # index once at the end, not row by row
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-    s_tpl, m_tpl = _row_template(conn, "agent_chatsession"), _row_template(conn, "agent_message")
+    s_tpl, m_tpl = _row_template(conn, "knowledge_chatsession"), _row_template(conn, "knowledge_message")
     del m_tpl["id"]  # let SQLite number the messages
     s_cols, m_cols = list(s_tpl), list(m_tpl)
-    s_sql = f"INSERT INTO agent_chatsession ({', '.join(s_cols)}) VALUES ({', '.join('?' * len(s_cols))})"
-    m_sql = f"INSERT INTO agent_message ({', '.join(m_cols)}) VALUES ({', '.join('?' * len(m_cols))})"
+    s_sql = f"INSERT INTO knowledge_chatsession ({', '.join(s_cols)}) VALUES ({', '.join('?' * len(s_cols))})"
+    m_sql = f"INSERT INTO knowledge_message ({', '.join(m_cols)}) VALUES ({', '.join('?' * len(m_cols))})"
     t0 = time.time() - 400 * 86400
     sessions: list[tuple[object, ...]] = []
     messages: list[tuple[object, ...]] = []
@@ -175,7 +175,7 @@ def like_scan(q: str, limit: int = 20) -> list[object]:
     terms = q.split()
     where = " AND ".join(["m.content LIKE %s"] * len(terms))
     params = [f"%{t}%" for t in terms]
-    frm = "agent_message m JOIN agent_chatsession s ON s.id = m.session_id"
+    frm = "knowledge_message m JOIN knowledge_chatsession s ON s.id = m.session_id"
     cols = "m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content"
     with connection.cursor() as cur:
         cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s)", [*params, COUNT_CAP + 1])

@@ -5,18 +5,11 @@ from __future__ import annotations
 import os
 import secrets
 import sys
-import tempfile
 from pathlib import Path
 
 from hermes_site import config as hermes_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-# Under pytest, never touch the person's real home: every pytest process gets a fresh temp
-# HERMES_HOME (subprocesses started by tests inherit the marker and keep the home they are given).
-if "PYTEST_VERSION" in os.environ and not os.environ.get("HERMES_TEST_ISOLATED"):
-    os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-test-home-")
-    os.environ["HERMES_TEST_ISOLATED"] = "1"
 
 try:
     CONFIG = hermes_config.get()
@@ -41,8 +34,6 @@ DEBUG = os.environ.get("HERMES_DEBUG", "") == "1"
 # Only the loopback names: a page on another site that rebinds its DNS name to 127.0.0.1 still
 # sends its own Host header and is refused (no DNS rebinding).
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
-if os.environ.get("HERMES_TEST_ISOLATED"):
-    ALLOWED_HOSTS.append("testserver")  # Django's test client
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Strict"

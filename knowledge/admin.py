@@ -1,4 +1,5 @@
-"""Django admin for the change log, pending writes and skill usage (SPEC §8).
+"""Django admin for every record: sessions, messages, review runs, the change log, pending writes
+and skill usage (SPEC §8).
 
 The change log is history: it is read-only here (undo goes through the stores, which write
 the files and record the undo), so the admin cannot make the log disagree with the disk.
@@ -9,7 +10,55 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from knowledge.models import KnowledgeChange, PendingWrite, SkillUsage
+from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun, SkillUsage
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ("role", "content", "tool_name", "created_at")
+    readonly_fields = ("created_at",)
+    extra = 0
+    show_change_link = True
+    # Long sessions would make the change page huge; the Message admin lists them all.
+    max_num = 0
+    can_delete = False
+
+
+@admin.register(ChatSession)
+class ChatSessionAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "source", "model", "message_count", "user_turn_count", "started_at", "updated_at")
+    list_filter = ("source", "end_reason", "model")
+    search_fields = ("id", "name", "title")
+    date_hierarchy = "started_at"
+    raw_id_fields = ("parent",)
+    readonly_fields = ("id", "started_at", "updated_at", "ended_at", "last_compressed_at")
+    ordering = ("-updated_at",)
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ("id", "session", "role", "short_content", "tool_name", "token_count", "created_at")
+    list_filter = ("role", "session__source", "finish_reason")
+    search_fields = ("content", "tool_name", "session__title", "session__id")
+    date_hierarchy = "created_at"
+    raw_id_fields = ("session",)
+    readonly_fields = ("created_at",)
+    list_select_related = ("session",)
+
+    @admin.display(description="content")
+    def short_content(self, obj: Message) -> str:
+        return obj.content[:100]
+
+
+@admin.register(ReviewRun)
+class ReviewRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "session", "trigger", "prompt_kind", "status", "summary", "duration_ms", "created_at")
+    list_filter = ("status", "trigger", "prompt_kind")
+    search_fields = ("summary", "error", "model", "session__title")
+    date_hierarchy = "created_at"
+    raw_id_fields = ("session",)
+    readonly_fields = ("created_at", "finished_at")
+    list_select_related = ("session",)
 
 
 @admin.register(KnowledgeChange)

@@ -24,9 +24,9 @@ from django.db.models import Count, Exists, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from agent.models import ChatSession, Message
+from knowledge.models import ChatSession, Message
 from knowledge.query import parse_terms
-from knowledge.search_plan import Filters, Plan, plan_query
+from knowledge.search_plan import MESSAGES, SESSIONS, Filters, Plan, plan_query
 from knowledge.snippets import stem_snippet, substring_snippet
 
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
@@ -106,7 +106,7 @@ def _to_datetime(value: Any) -> datetime | None:
 #
 # Ranking is exact: every hit is bm25-scored, as FTS5 must, and nothing else is done per hit.
 # The count stops at COUNT_CAP + 1 rows. Without filters, neither the count nor the ranking
-# touches agent_message; the message rows and snippets are read for the final page only.
+# touches the messages table; the message rows and snippets are read for the final page only.
 # For a query with many hits, the page is chosen by SQLite's top-N sorter over bm25() (it keeps
 # only offset + limit rows) — cheaper than ORDER BY rank, for which FTS5 fully sorts every hit
 # before the first row comes out; snippets then come from one lookup of those rowids. With few
@@ -146,7 +146,7 @@ def _message_rows(cur: Any, ids: list[int]) -> dict[int, tuple[Any, ...]]:
         return {}
     cur.execute(
         "SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content "
-        "FROM agent_message m JOIN agent_chatsession s ON s.id = m.session_id "
+        f"FROM {MESSAGES} m JOIN {SESSIONS} s ON s.id = m.session_id "
         f"WHERE m.id IN ({', '.join(['%s'] * len(ids))})",
         ids,
     )

@@ -16,11 +16,15 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from knowledge.models import ChatSession, Message
 from knowledge.query import Term, quote_term
 from knowledge.snippets import ELLIPSIS, query_stems
 
-FTS_TABLE = "agent_message_fts"
-TRIGRAM_TABLE = "agent_message_trigram"
+# Table names come from the models; the two indexes are created by knowledge 0003_search_index.
+MESSAGES = Message._meta.db_table
+SESSIONS = ChatSession._meta.db_table
+FTS_TABLE = f"{MESSAGES}_fts"
+TRIGRAM_TABLE = f"{MESSAGES}_trigram"
 SNIPPET_TOKENS = 16
 _TRIGRAM_MIN = 3  # the trigram tokenizer cannot match anything shorter
 
@@ -78,7 +82,7 @@ class Plan:
     index_params: list[Any]
     filter_where: list[str]  # conditions on the message / session
     filter_params: list[Any]
-    needs_session: bool  # a filter reads agent_chatsession
+    needs_session: bool  # a filter reads the sessions table
     snippet: str | None  # SQL for the snippet, or None to build it in Python
     needles: list[str]
     match: str | None
@@ -98,8 +102,8 @@ class Plan:
 
     @property
     def from_sql(self) -> str:
-        sql = f"{self.table} JOIN agent_message m ON m.id = {self.table}.rowid"
-        return sql + (" JOIN agent_chatsession s ON s.id = m.session_id" if self.needs_session else "")
+        sql = f"{self.table} JOIN {MESSAGES} m ON m.id = {self.table}.rowid"
+        return sql + (f" JOIN {SESSIONS} s ON s.id = m.session_id" if self.needs_session else "")
 
     @property
     def where_sql(self) -> str:

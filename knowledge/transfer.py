@@ -25,11 +25,10 @@ from typing import IO, Any
 
 from django.utils import timezone
 
-from agent.models import ChatSession, Message, ReviewRun
 from knowledge import changelog
 from knowledge.archive import ArchiveError, unpack
 from knowledge.memory_store import TARGETS, MemoryStore, parse
-from knowledge.models import KnowledgeChange, SkillUsage
+from knowledge.models import ChatSession, KnowledgeChange, Message, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_files import skill_folders, supporting_files
 from knowledge.skill_format import MAX_FILE_BYTES, MAX_SKILL_CHARS, SKILL_FILE, SUPPORT_DIRS, SkillError

@@ -1,7 +1,7 @@
 """Shared fixtures: a temporary HERMES_HOME, the scripted model server, fresh config.
 
-HERMES_HOME must be set before Django settings are imported, so it is chosen here at import
-time (one temp folder per pytest process); each test that touches files gets a clean copy of
+The test settings (tests/settings.py, loaded by pytest-django before this module) chose one
+temporary HERMES_HOME for this pytest process; each test that touches files gets a clean copy of
 the memories/skills folders through the `home` fixture.
 """
 
@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
-# Normally hermes_site.settings (loaded first by pytest-django) has already chosen the temp home.
-if not os.environ.get("HERMES_TEST_ISOLATED"):
-    os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-test-home-")
-    os.environ["HERMES_TEST_ISOLATED"] = "1"
-_SESSION_HOME = Path(os.environ["HERMES_HOME"])
+_SESSION_HOME = Path(settings.HERMES_HOME)
+# Subprocesses (daphne, manage.py, scripts/serve.sh) run the product's own settings with the
+# home each test passes them, never the test settings that would re-home them.
+os.environ["DJANGO_SETTINGS_MODULE"] = "hermes_site.settings"
 for _var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
     os.environ.pop(_var, None)
 

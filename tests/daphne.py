@@ -68,7 +68,6 @@ def server_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str,
         env.pop(var, None)
     env.update(
         HERMES_HOME=str(home),
-        HERMES_TEST_ISOLATED="1",  # keep this home (settings re-homes pytest processes otherwise)
         DJANGO_SETTINGS_MODULE="hermes_site.settings",
         PYTHONUNBUFFERED="1",
         HERMES_LOG_LEVEL="INFO",  # daphne's "Listening on TCP address" line carries the real port

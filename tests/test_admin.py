@@ -6,8 +6,7 @@ import pytest
 from django.apps import apps
 from django.contrib import admin
 
-from agent.models import ChatSession, Message, ReviewRun
-from knowledge.models import KnowledgeChange, PendingWrite, SkillUsage
+from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 
 pytestmark = pytest.mark.django_db
@@ -46,4 +45,4 @@ def test_changelist_and_change_pages_load(auth_client, model) -> None:
 
 
 def test_admin_requires_login(client, db) -> None:
-    assert client.get("/admin/agent/message/").status_code == 302
+    assert client.get("/admin/knowledge/message/").status_code == 302

@@ -21,9 +21,9 @@ from django.db import connection
 
 from agent import notify
 from agent.loop import TurnDone
-from agent.models import Message, ReviewRun
 from agent.review import wait_for_reviews
 from agent.runner import AgentSession, default_client_factory
+from knowledge.models import Message, ReviewRun
 from tests.cli import ROOT, new_home
 from tests.conftest import write_config
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
@@ -152,7 +152,7 @@ def test_process_killed_mid_turn_loses_nothing_said(tmp_path):
         db = home.path / "dashboard.sqlite3"
         with sqlite3.connect(db) as c:
             assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-            assert c.execute("select content from agent_message where role='user'").fetchall() == [
+            assert c.execute("select content from knowledge_message where role='user'").fetchall() == [
                 ("please remember my question",)
             ]
         r = home.manage("chat", "--session", "k", "-m", "are you back?")

@@ -53,7 +53,7 @@ def owner(server: Daphne) -> Http:
 @pytest.fixture(scope="module")
 def session_id(server: Daphne, owner: Http) -> str:
     assert owner.get("/").status == 200  # the home page opens (creates) the first chat
-    return str(server.query("SELECT id FROM agent_chatsession ORDER BY rowid LIMIT 1")[0][0])
+    return str(server.query("SELECT id FROM knowledge_chatsession ORDER BY rowid LIMIT 1")[0][0])
 
 
 def _snapshot(home: Path) -> dict[str, str]:
@@ -66,7 +66,7 @@ def _snapshot(home: Path) -> dict[str, str]:
 
 
 def _db_counts(server: Daphne) -> tuple[int, ...]:
-    tables = ("agent_chatsession", "agent_message", "knowledge_knowledgechange", "knowledge_pendingwrite")
+    tables = ("knowledge_chatsession", "knowledge_message", "knowledge_knowledgechange", "knowledge_pendingwrite")
     return tuple(server.query(f"SELECT COUNT(*) FROM {t}")[0][0] for t in tables)
 
 
@@ -110,7 +110,7 @@ PAGES = [
     "/transfer/export/",
     "/api/skills/slash",
     "/admin/",
-    "/admin/agent/chatsession/",
+    "/admin/knowledge/chatsession/",
 ]
 POSTS = [
     ("/memory/memory/add/", {"content": "planted"}),

@@ -47,7 +47,7 @@ async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tm
             client = Http(server.port)
             client.login(server.token)
             assert client.get("/").status in (200, 302)
-            session_id = server.query("select id from agent_chatsession")[0][0]
+            session_id = server.query("select id from knowledge_chatsession")[0][0]
             async with _socket(server, client, session_id) as ws:
                 await ws.send(json.dumps({"type": "message", "text": "please keep my question"}))
                 await _frames_until(ws, "delta")
@@ -55,7 +55,9 @@ async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tm
                 server.process.wait()
         with start_daphne(home, config, env) as server:
             assert server.query("PRAGMA integrity_check") == [("ok",)]
-            assert server.query("select content from agent_message where role='user'") == [("please keep my question",)]
+            assert server.query("select content from knowledge_message where role='user'") == [
+                ("please keep my question",)
+            ]
             client = Http(server.port)
             client.login(server.token)
             page = client.get(f"/c/{session_id}/")
@@ -66,7 +68,7 @@ async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tm
             assert not [f for f in frames if f["type"] == "error"]
             users = [m["content"] for m in llm.chat_requests()[-1]["messages"] if m["role"] == "user"]
             assert users == ["please keep my question", "are you back?"]
-            assert server.query("select content from agent_message where role='assistant'")[-1] == (
+            assert server.query("select content from knowledge_message where role='assistant'")[-1] == (
                 "answer to are you back?",
             )
     finally:

@@ -139,10 +139,13 @@ def _ui_worker(server: Daphne, stop: threading.Event, added: list[str], problems
 def _wait_for_reviews(server: Daphne, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        busy = server.query("SELECT COUNT(*) FROM agent_reviewrun WHERE status IN ('queued', 'running')")[0][0]
+        busy = server.query("SELECT COUNT(*) FROM knowledge_reviewrun WHERE status IN ('queued', 'running')")[0][0]
         if busy == 0:
             time.sleep(1.0)  # a review spawned by the last turn may not have its row yet
-            if server.query("SELECT COUNT(*) FROM agent_reviewrun WHERE status IN ('queued', 'running')")[0][0] == 0:
+            if (
+                server.query("SELECT COUNT(*) FROM knowledge_reviewrun WHERE status IN ('queued', 'running')")[0][0]
+                == 0
+            ):
                 return
         time.sleep(0.5)
     raise AssertionError("reviews still running after the soak")
@@ -211,12 +214,12 @@ def test_ten_sessions_with_reviews_edits_and_searches_lose_nothing_and_memory_le
                 stored = [
                     r[0]
                     for r in server.query(
-                        "SELECT content FROM agent_message WHERE session_id=? AND role='user' ORDER BY id", sid
+                        "SELECT content FROM knowledge_message WHERE session_id=? AND role='user' ORDER BY id", sid
                     )
                 ]
                 assert stored == sent[sid], sid
                 answers = server.query(
-                    "SELECT COUNT(*) FROM agent_message WHERE session_id=? AND role='assistant' AND content LIKE 'Answer to:%'",
+                    "SELECT COUNT(*) FROM knowledge_message WHERE session_id=? AND role='assistant' AND content LIKE 'Answer to:%'",
                     sid,
                 )[0][0]
                 assert answers == TURNS, sid

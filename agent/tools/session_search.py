@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from agent.llm import LLMError
-from agent.models import ChatSession, Message
 from agent.tools.registry import Tool, ToolContext, error_result
+from knowledge.models import ChatSession, Message
 from knowledge.query import parse_terms
 from knowledge.search import ContextMessage, messages_around, recent_sessions, search_sessions
 from knowledge.snippets import snippet_to_text

@@ -20,11 +20,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from agent.models import ReviewRun
 from agent.tools import memory_tool, skill_tools
 from knowledge import changelog
 from knowledge.diffing import DiffRow, side_by_side
-from knowledge.models import KnowledgeChange, PendingWrite
+from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError
 from knowledge.skills import SkillStore

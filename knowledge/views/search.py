@@ -15,8 +15,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from agent.models import ChatSession, Message
 from knowledge import query, search
+from knowledge.models import ChatSession, Message
 
 PER_PAGE = 20
 ROLES = [r for r, _ in Message.ROLES if r != "system"]

@@ -28,7 +28,7 @@ def test_two_turns_then_resume_same_conversation_and_prompt(tmp_path, server):
     third = server.requests[-1]
     assert third["messages"][0] == first["messages"][0]  # the same stored system prompt, byte for byte
     assert [m["content"] for m in third["messages"][1:]] == ["hi", "answer to hi", "again", "answer to again", "third"]
-    assert _rows(home, "select count(*) from agent_chatsession where name='demo'") == [(1,)]
+    assert _rows(home, "select count(*) from knowledge_chatsession where name='demo'") == [(1,)]
 
 
 def test_no_model_configured_is_one_clear_line(tmp_path):
@@ -37,7 +37,7 @@ def test_no_model_configured_is_one_clear_line(tmp_path):
     assert r.returncode != 0
     assert "No model is configured" in r.stderr
     assert "Traceback" not in r.stderr
-    assert _rows(home, "select content from agent_message where role='user'") == [("hello",)]
+    assert _rows(home, "select content from knowledge_message where role='user'") == [("hello",)]
 
 
 @pytest.mark.parametrize("failure", ["down", "http500", "timeout"])
@@ -56,7 +56,7 @@ def test_model_failure_shows_one_error_line_keeps_message_and_next_turn_works(tm
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, r.stderr
     assert "Traceback" not in r.stderr
-    assert _rows(home, "select content from agent_message where role='user'") == [("remember this question",)]
+    assert _rows(home, "select content from knowledge_message where role='user'") == [("remember this question",)]
     r2 = home.manage("chat", "--session", "s", "-m", "next")
     assert r2.returncode == 0, r2.stderr
     assert "answer to next" in r2.stdout

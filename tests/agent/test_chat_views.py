@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from agent import chat_service
-from agent.models import ChatSession, Message
+from knowledge.models import ChatSession, Message
 from tests.conftest import write_config
 
 pytestmark = pytest.mark.django_db(transaction=True)

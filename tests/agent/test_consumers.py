@@ -13,7 +13,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from agent import chat_service, live, notify, review
-from agent.models import Message
+from knowledge.models import Message
 from tests.agent.ws import APP, open_socket
 from tests.conftest import write_config
 from tests.fakellm import Reply, last_user_text

@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from agent import chat_service, ratelimit
-from agent.models import Message
+from knowledge.models import Message
 from tests.agent.ws import open_socket
 from tests.conftest import write_config
 from tests.fakellm import Reply

@@ -10,11 +10,10 @@ import pytest
 
 from agent import notify
 from agent.loop import TurnDone
-from agent.models import ChatSession, Message, ReviewRun
 from agent.providers import FENCE_OPEN
 from agent.review import is_running, wait_for_reviews
 from agent.runner import AgentSession, TurnSaved
-from knowledge.models import PendingWrite
+from knowledge.models import ChatSession, Message, PendingWrite, ReviewRun
 from tests.conftest import write_config
 from tests.fakellm import Reply, last_user_text
 from tests.learning import SAVE_USER_PREF, is_review_followup, is_review_start, review_starts, script_review

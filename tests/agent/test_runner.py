@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.models import Message
 from agent.providers import MemoryProvider, ProviderManager
 from agent.runner import AgentSession, InputTooLarge
+from knowledge.models import Message
 from knowledge.provenance import Provenance
 from knowledge.skills import SkillStore
 from tests.conftest import write_config

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from agent.llm import ChatClient, client_from_config
-from agent.models import ChatSession, Message
 from agent.tools import session_search
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site import config as hermes_config
+from knowledge.models import ChatSession, Message
 from tests.fakellm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -57,7 +57,7 @@ def test_answer_streams_token_by_token_and_reload_shows_the_conversation(page, l
     page.reload()
     expect(page.locator(".msg-user")).to_have_text("hello there")
     expect(page.locator(".msg-assistant strong")).to_have_text("the end")
-    assert daphne_server.query("select role from agent_message where session_id=? order by id", session_id) == [
+    assert daphne_server.query("select role from knowledge_message where session_id=? order by id", session_id) == [
         ("user",),
         ("assistant",),
     ]
@@ -132,7 +132,7 @@ def test_tenth_turn_review_toast_reaches_two_tabs_after_the_answer(page, context
     expect(other.locator(".toast", has_text="💾 User profile updated")).to_be_visible(timeout=8000)
     expect(page.locator("#memory-counter")).to_have_text("Memory review in 10 turns")
     screenshot("toast", page)
-    assert daphne_server.query("select summary from agent_reviewrun where session_id=?", session_id) == [
+    assert daphne_server.query("select summary from knowledge_reviewrun where session_id=?", session_id) == [
         ("User profile updated",)
     ]
 
@@ -151,7 +151,7 @@ def test_model_error_shows_inline_keeps_the_text_and_retry_works(page, llm, daph
     expect(page.locator(".msg-assistant").last).to_have_text(f"answer to {text}")
     expect(page.locator(".msg-error")).to_have_count(0)
     stored = daphne_server.query(
-        "select content from agent_message where session_id=? and role='user' order by id", session_id
+        "select content from knowledge_message where session_id=? and role='user' order by id", session_id
     )
     assert stored and all(row == (text,) for row in stored)
 
@@ -178,9 +178,9 @@ def test_slash_command_picks_and_invokes_a_skill(page, llm, daphne_server):
     expect(page.locator(".msg-user")).to_have_text(original)
     page.reload()
     expect(page.locator(".msg-user")).to_have_text(original)
-    assert daphne_server.query("select content from agent_message where session_id=? and role='user'", session_id) == [
-        (original,)
-    ]
+    assert daphne_server.query(
+        "select content from knowledge_message where session_id=? and role='user'", session_id
+    ) == [(original,)]
 
 
 def test_a_second_tab_on_the_same_chat_follows_the_answer_live(page, context, llm, daphne_server, screenshot):

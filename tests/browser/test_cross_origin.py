@@ -115,7 +115,7 @@ def test_a_page_on_another_origin_cannot_use_the_socket_post_forms_or_read_data(
     session_id = str(page.get_attribute("#chat", "data-session"))
     memory, config = daphne_server.home / "memories" / "MEMORY.md", daphne_server.home / "config.yaml"
     before = (_digest(memory), _digest(config))
-    messages_before = daphne_server.query("SELECT COUNT(*) FROM agent_message")[0][0]
+    messages_before = daphne_server.query("SELECT COUNT(*) FROM knowledge_message")[0][0]
 
     evil = context.new_page()  # same browser profile: the victim's cookies go along
     evil.goto(attacker_site(session_id))
@@ -136,7 +136,7 @@ def test_a_page_on_another_origin_cannot_use_the_socket_post_forms_or_read_data(
     # Django's Origin check refused the posts.
     assert results["csrfCookieReadable"] is True
     assert (_digest(memory), _digest(config)) == before
-    assert daphne_server.query("SELECT COUNT(*) FROM agent_message")[0][0] == messages_before
+    assert daphne_server.query("SELECT COUNT(*) FROM knowledge_message")[0][0] == messages_before
     assert not llm.chat_requests()
     log = daphne_server.log()
     assert re.search(r"POST /memory/memory/add/.* 403", log) or "Forbidden (Origin checking failed" in log, log[-2000:]

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.browser
 
 HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))"]
 SETUP = """
-from agent.models import ChatSession, ReviewRun
+from knowledge.models import ChatSession, ReviewRun
 from knowledge.memory_store import MemoryStore
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
@@ -34,7 +34,7 @@ from knowledge.skills import SkillStore
 def server_python(server: LiveServer, code: str) -> str:
     """Run Django code against the server's home and database; returns what it printed."""
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
-    env.update(HERMES_HOME=str(server.home), HERMES_TEST_ISOLATED="1", DJANGO_SETTINGS_MODULE="hermes_site.settings")
+    env.update(HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings")
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", SETUP + code],
         cwd=ROOT,

@@ -56,7 +56,7 @@ def daphne_server(tmp_path_factory: pytest.TempPathFactory, llm_server: Scripted
 def server_python(server: LiveServer, code: str) -> str:
     """Run Django code against the server's home and database; returns its last printed line."""
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
-    env.update(HERMES_HOME=str(server.home), HERMES_TEST_ISOLATED="1", DJANGO_SETTINGS_MODULE="hermes_site.settings")
+    env.update(HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings")
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT,
@@ -150,9 +150,9 @@ def test_payloads_in_chat_messages_and_streamed_answers_are_inert(
     assert checks >= 3, checks
     page.wait_for_selector('#chat[data-busy="0"]')
     watched.check("chat after the streamed corpus")
-    stored = daphne_server.query("SELECT COUNT(*) FROM agent_message WHERE session_id=? AND role='user'", session_id)[
-        0
-    ][0]
+    stored = daphne_server.query(
+        "SELECT COUNT(*) FROM knowledge_message WHERE session_id=? AND role='user'", session_id
+    )[0][0]
     assert stored == len(PAYLOADS) + 1
     page.reload()
     page.wait_for_selector('#chat[data-connected="1"]')
@@ -175,7 +175,7 @@ def test_payloads_in_chat_messages_and_streamed_answers_are_inert(
 
 SEED = """
 import json
-from agent.models import ChatSession, Message, ReviewRun
+from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge import changelog
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
@@ -257,8 +257,8 @@ def test_payloads_in_every_store_render_inertly_on_every_page(
         "overview": "/overview/",
         "settings": "/settings/",
         "transfer": "/transfer/",
-        "admin-sessions": "/admin/agent/chatsession/",
-        "admin-messages": "/admin/agent/message/",
+        "admin-sessions": "/admin/knowledge/chatsession/",
+        "admin-messages": "/admin/knowledge/message/",
     }
     for name, url in pages.items():
         watched.visit(url)

@@ -33,9 +33,9 @@ def chat_once(page: Page, llm, text: str, answer: str = "Noted.") -> str:
 def test_search_as_you_type_and_link_lands_on_the_message(page: Page, llm, daphne_server, screenshot) -> None:
     session_id = chat_once(page, llm, "Remember that the staging database is called axolotl-db")
     chat_once(page, llm, "Something unrelated about lunch")  # the old session is no longer the current one
-    (message_id,) = daphne_server.query("select id from agent_message where session_id=? and role='user'", session_id)[
-        0
-    ]
+    (message_id,) = daphne_server.query(
+        "select id from knowledge_message where session_id=? and role='user'", session_id
+    )[0]
 
     page.goto("/search/")
     page.locator("#search-q").press_sequentially("axolotl", delay=40)  # typed, no Enter: results come as you type

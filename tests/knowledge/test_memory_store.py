@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.models import ReviewRun
 from knowledge import changelog
 from knowledge.memory_store import RULE, MemoryStore, format_usage, parse, serialise
-from knowledge.models import KnowledgeChange
+from knowledge.models import KnowledgeChange, ReviewRun
 from knowledge.provenance import Provenance
 from tests.conftest import write_config
 

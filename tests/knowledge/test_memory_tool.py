@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from agent.models import ReviewRun
 from agent.tools.memory_tool import PARAMETERS, apply_pending, make_tool, memory_tool
 from agent.tools.registry import ToolContext, ToolRegistry
 from knowledge.memory_store import MemoryStore, parse, serialise
-from knowledge.models import KnowledgeChange, PendingWrite
+from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
 from tests.conftest import write_config
 

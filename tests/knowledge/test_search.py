@@ -10,7 +10,7 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.models import ChatSession, Message
+from knowledge.models import ChatSession, Message
 from knowledge.search import COUNT_CAP, recent_sessions, search_messages, search_sessions
 from knowledge.snippets import HIGHLIGHT_END, HIGHLIGHT_START, snippet_segments
 
@@ -31,8 +31,10 @@ def _ids(page_results: list) -> list[int]:
 
 def _integrity_check() -> None:
     with connection.cursor() as cur:
-        cur.execute("INSERT INTO agent_message_fts(agent_message_fts, rank) VALUES('integrity-check', 1)")
-        cur.execute("INSERT INTO agent_message_trigram(agent_message_trigram, rank) VALUES('integrity-check', 1)")
+        cur.execute("INSERT INTO knowledge_message_fts(knowledge_message_fts, rank) VALUES('integrity-check', 1)")
+        cur.execute(
+            "INSERT INTO knowledge_message_trigram(knowledge_message_trigram, rank) VALUES('integrity-check', 1)"
+        )
 
 
 def test_more_relevant_message_ranks_first() -> None:
@@ -209,9 +211,9 @@ def test_rebuild_command_restores_a_damaged_index() -> None:
     s = _session("rebuild")
     m = _msg(s, "memcached eviction policy 缓存淘汰策略")
     with connection.cursor() as cur:
-        cur.execute("INSERT INTO agent_message_fts(agent_message_fts) VALUES('delete-all')")
-        cur.execute("DELETE FROM agent_message_trigram")
-        cur.execute("DROP TRIGGER agent_message_search_ai")
+        cur.execute("INSERT INTO knowledge_message_fts(knowledge_message_fts) VALUES('delete-all')")
+        cur.execute("DELETE FROM knowledge_message_trigram")
+        cur.execute("DROP TRIGGER knowledge_message_search_ai")
     assert search_messages("memcached").results == []
     call_command("rebuild_search_index", verbosity=0)
     assert _ids(search_messages("memcached").results) == [m.id]

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from agent.models import ChatSession, ReviewRun
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.skill_tools import apply_pending, make_tools
 from hermes_site import config as hermes_config
-from knowledge.models import KnowledgeChange, PendingWrite, SkillUsage
+from knowledge.models import ChatSession, KnowledgeChange, PendingWrite, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills import SkillStore
 

@@ -69,7 +69,7 @@ def test_undo_of_create_and_edit(store: SkillStore, home: Path) -> None:
 
 @pytest.mark.django_db
 def test_undo_review_reverts_everything_a_review_did(store: SkillStore, home: Path) -> None:
-    from agent.models import ReviewRun
+    from knowledge.models import ReviewRun
 
     run = ReviewRun.objects.create(prompt_kind="skill")
     prov = Provenance(actor="review", review_id=run.pk)

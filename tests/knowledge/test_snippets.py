@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.models import ChatSession, Message
+from knowledge.models import ChatSession, Message
 from knowledge.search import search_messages
 from knowledge.snippets import ELLIPSIS, HIGHLIGHT_END, HIGHLIGHT_START, query_stems, stem_snippet
 

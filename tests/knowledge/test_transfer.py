@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from agent.models import ChatSession, Message, ReviewRun
 from knowledge import transfer
 from knowledge.memory_store import MemoryStore
-from knowledge.models import KnowledgeChange, SkillUsage
+from knowledge.models import ChatSession, KnowledgeChange, Message, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills import SkillStore
 

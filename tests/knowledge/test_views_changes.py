@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.models import ChatSession, ReviewRun
 from knowledge import changelog
 from knowledge.memory_store import MemoryStore
-from knowledge.models import KnowledgeChange
+from knowledge.models import ChatSession, KnowledgeChange, ReviewRun
 from knowledge.provenance import Provenance
 from knowledge.skills import SkillStore
 from tests.knowledge.test_views_memory import HOSTILE, assert_inert

@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from agent.models import ChatSession, ReviewRun
 from knowledge.memory_store import MemoryStore
+from knowledge.models import ChatSession, ReviewRun
 from knowledge.provenance import Provenance
 from tests.conftest import write_config
 

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from agent.models import ChatSession, ReviewRun
 from knowledge.memory_store import MemoryStore
-from knowledge.models import KnowledgeChange, PendingWrite
+from knowledge.models import ChatSession, KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
 from knowledge.skills import SkillStore
 from tests.knowledge.test_views_memory import HOSTILE, assert_inert

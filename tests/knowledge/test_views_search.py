@@ -8,14 +8,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agent.models import ChatSession, Message
 from knowledge import search
+from knowledge.models import ChatSession, Message
 
 pytestmark = pytest.mark.django_db
 
 HOSTILE_QUERIES = [
     '"', '"unbalanced', "a AND OR NOT", "NEAR(a b, 3)", "col:value", "*", "^start", "foo*", "(((", ")",
-    "'; DROP TABLE agent_message; --", "\x00nul", "-", "--", "a-b.c/d", "🙂" * 50, "x" * 5000,
+    "'; DROP TABLE knowledge_message; --", "\x00nul", "-", "--", "a-b.c/d", "🙂" * 50, "x" * 5000,
     "<script>alert(1)</script>", "{}[]", "%", "docker-compose", "嗯",
 ]  # fmt: skip
 HOSTILE_CONTENT = '<script>alert("x")</script> <img src=x onerror=alert(2)> [x](javascript:alert(3)) zebrafish'

@@ -1,7 +1,7 @@
 """Recreate the full-text search objects if missing and repopulate both indexes.
 
 For a database that already held messages before the search migration, after a restore, or
-after a later migration remade `agent_message` (which drops its triggers). The SQL is the
+after a later migration remade `knowledge_message` (which drops its triggers). The SQL is the
 migration's own, so the command can never drift from what the migration creates.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
-_fts_migration = importlib.import_module("agent.migrations.0002_fts")
+_fts_migration = importlib.import_module("knowledge.migrations.0003_search_index")
 
 
 def rebuild_indexes(cursor: Any) -> dict[str, int]:
@@ -22,7 +22,7 @@ def rebuild_indexes(cursor: Any) -> dict[str, int]:
     for sql in _fts_migration.TABLES_SQL + _fts_migration.TRIGGERS_SQL + _fts_migration.REBUILD_SQL:
         cursor.execute(sql)
     counts: dict[str, int] = {}
-    for table in ("agent_message", _fts_migration.TRIGRAM):
+    for table in ("knowledge_message", _fts_migration.TRIGRAM):
         cursor.execute(f"SELECT count(*) FROM {table}")
         counts[table] = int(cursor.fetchone()[0])
     return counts
@@ -42,7 +42,7 @@ class Command(BaseCommand):
                 for table in (_fts_migration.FTS, _fts_migration.TRIGRAM):
                     cur.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
         self.stdout.write(
-            f"Indexed {counts['agent_message']} messages "
+            f"Indexed {counts['knowledge_message']} messages "
             f"({counts[_fts_migration.TRIGRAM]} with non-ASCII text in the trigram index) "
             f"in {time.monotonic() - started:.1f}s."
         )
