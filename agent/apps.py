@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class AgentConfig(AppConfig):
     name = "agent"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # An approved pending write is applied by the tool that staged it (knowledge.approvals).
+        from agent.tools import memory_tool, skill_tools
+        from knowledge import approvals
+
+        approvals.register_applier("memory", lambda pending, prov: memory_tool.apply_pending(pending, prov))
+        approvals.register_applier("skill", skill_tools.apply_pending)

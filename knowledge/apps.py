@@ -6,6 +6,6 @@ class KnowledgeConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The stores register their undo handlers with the change log on import.
+        # The stores' undo modules register their restorers with the change log on import.
         import knowledge.memory_store
-        import knowledge.skills  # noqa: F401
+        import knowledge.skill_undo  # noqa: F401

@@ -32,6 +32,8 @@ def record(
     after: str,
     path: str = "",
     summary: str = "",
+    batch: str = "",
+    binary: bool = False,
     existed_before: bool = True,
     exists_after: bool = True,
     undoes: KnowledgeChange | None = None,
@@ -50,6 +52,8 @@ def record(
         existed_before=existed_before,
         exists_after=exists_after,
         summary=summary[:300],
+        batch=batch,
+        binary=binary,
         undoes=undoes,
     )
 

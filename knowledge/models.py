@@ -11,6 +11,10 @@ import uuid
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
+
+from knowledge import approvals
+from knowledge.provenance import ACTOR_LABELS, Provenance
 
 
 def _new_id() -> str:
@@ -121,15 +125,7 @@ class KnowledgeChange(models.Model):
     """One change to a memory file or a skill, written by the store that made it."""
 
     KINDS = [("memory", "memory"), ("skill", "skill")]
-    ACTORS = [
-        ("agent", "main agent"),
-        ("review", "review"),
-        ("flush", "flush"),
-        ("user", "user"),
-        ("import", "import"),
-        ("external", "external edit"),
-        ("undo", "undo"),
-    ]
+    ACTORS = list(ACTOR_LABELS.items())
 
     kind = models.CharField(max_length=10, choices=KINDS)
     # memory: "memory" | "user"; skill: the skill's name.
@@ -151,6 +147,10 @@ class KnowledgeChange(models.Model):
     existed_before = models.BooleanField(default=True)
     exists_after = models.BooleanField(default=True)
     summary = models.CharField(max_length=300, blank=True, default="")
+    # Skill files removed by one delete share a batch, so undoing one brings the folder back.
+    batch = models.CharField(max_length=32, blank=True, default="", db_index=True)
+    # before/after hold base64 (a binary supporting file) rather than text.
+    binary = models.BooleanField(default=False)
     undoes = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="undone_by")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
@@ -182,6 +182,38 @@ class PendingWrite(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.status})"
+
+    def _claim(self) -> bool:
+        """Mark the item decided; False if another request (a second tab, a double click) got there first."""
+        now = timezone.now()
+        claimed = PendingWrite.objects.filter(pk=self.pk, status="pending", decided_at__isnull=True).update(
+            decided_at=now
+        )
+        if claimed != 1:
+            self.refresh_from_db()
+            return False
+        self.decided_at = now
+        return True
+
+    def approve(self, arguments: dict[str, Any] | None = None) -> bool:
+        """Apply the write (with edited arguments if given) through its store and record the outcome
+        (approved or failed). False if it was already decided elsewhere, so nothing was applied."""
+        if not self._claim():
+            return False
+        if arguments is not None:
+            self.arguments = arguments
+        prov = Provenance(actor="user", review_id=self.review_id, session_id=self.session_id)
+        self.result = approvals.apply(self, prov)
+        self.status = "approved" if approvals.succeeded(self.result) else "failed"
+        self.save(update_fields=["arguments", "status", "result", "decided_at"])
+        return True
+
+    def reject(self) -> bool:
+        if not self._claim():
+            return False
+        self.status, self.result = "rejected", "Rejected by the user; nothing was written."
+        self.save(update_fields=["status", "result", "decided_at"])
+        return True
 
 
 class SkillUsage(models.Model):

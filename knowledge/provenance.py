@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ACTORS = ("agent", "review", "flush", "user", "import", "external", "undo")
+# Who can change knowledge, with the label the pages show; the change log's choices come from here.
+ACTOR_LABELS = {
+    "agent": "main agent",
+    "review": "review",
+    "flush": "flush",
+    "user": "user",
+    "import": "import",
+    "external": "external edit",
+    "undo": "undo",
+}
+ACTORS = tuple(ACTOR_LABELS)
 
 
 @dataclass(frozen=True)

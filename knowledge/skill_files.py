@@ -14,7 +14,6 @@ from knowledge.fileio import atomic_write
 from knowledge.skill_format import SKILL_FILE, SkillError, check_name, validate_skill_md
 
 # Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
-BASE64_MARK = "[base64]"
 
 
 @dataclass(frozen=True)

@@ -1,37 +1,34 @@
-"""Undo of skill changes: write a change's `before` back through the skill store.
+"""Undo of skill changes: write a change's `before` back through the skill store's public API.
 
-Undoing one file of a delete restores the whole folder (its files share a `[batch …]` tag);
+Undoing one file of a delete restores the whole folder (its files share a `batch`);
 a file already as it was is left alone, so undoing a whole review never writes twice.
+Registered with the change log as the restorer of kind "skill".
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from hermes_site import config as hermes_config
 from knowledge import changelog
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
-from knowledge.skill_files import BASE64_MARK, Snap, prune_empty, safe_join, snapshot, write_skill_file
+from knowledge.skill_files import Snap, prune_empty, safe_join, snapshot, write_skill_file
 from knowledge.skill_format import SKILL_FILE, SkillError, check_rel_path
-
-if TYPE_CHECKING:
-    from knowledge.skills import SkillStore
+from knowledge.skills import SkillStore
 
 
 def restore(store: SkillStore, change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:
     """Put a change's `before` back; undoing one file of a delete restores the whole folder."""
     if change.action in ("disable", "enable"):
-        store._set_enabled(change.target, change.action == "disable", prov, undoes=change)
+        store.set_enabled(change.target, change.action == "disable", prov, undoes=change)
         return KnowledgeChange.objects.filter(undoes=change).order_by("-id").first()
     changes = [change]
-    if change.action == "delete" and "[batch " in change.summary:
-        batch = change.summary[change.summary.index("[batch ") :].split("]")[0]
+    if change.action == "delete" and change.batch:
         changes = list(
             KnowledgeChange.objects.filter(
-                kind="skill", target=change.target, action="delete", summary__contains=batch
+                kind="skill", target=change.target, action="delete", batch=change.batch
             ).order_by("id")
         )
-    with store._locked():
+    with store.locked():
         results = {c.pk: _restore_file(store, c, prov) for c in changes}
     return results.get(change.pk) or next((r for r in results.values() if r is not None), None)
 
@@ -48,13 +45,22 @@ def _restore_file(store: SkillStore, change: KnowledgeChange, prov: Provenance) 
             return None  # already gone: nothing to undo
         target.unlink()
         prune_empty(target.parent, root)
-        return store._log(change.target, "undo", prov, target, now, None, undoes=change)
-    wanted = Snap(exists=True, text=change.before, is_b64=BASE64_MARK in change.summary).raw()
+        return store.record_change(change.target, "undo", prov, target, now, None, undoes=change)
+    wanted = Snap(exists=True, text=change.before, is_b64=change.binary).raw()
     if now.exists and now.raw() == wanted:
         return None  # already as it was (e.g. the rest of a delete batch restored it)
     if target.name == SKILL_FILE and not now.exists:
-        other = store._find(change.target)
+        other = store.find(change.target)
         if other is not None and other.path != target.parent:
             raise changelog.UndoError(f"Cannot undo: a skill named '{change.target}' exists again elsewhere.")
     write_skill_file(target, wanted)
-    return store._log(change.target, "undo", prov, target, now, wanted.decode("utf-8", "replace"), undoes=change)
+    return store.record_change(
+        change.target, "undo", prov, target, now, wanted.decode("utf-8", "replace"), undoes=change
+    )
+
+
+def _restore_with_current_config(change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:
+    return restore(SkillStore(hermes_config.get()), change, prov)
+
+
+changelog.register_restorer("skill", _restore_with_current_config)

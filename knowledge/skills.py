@@ -28,7 +28,6 @@ from knowledge import changelog
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_files import (
-    BASE64_MARK,
     SkillInfo,
     Snap,
     check_folder,
@@ -153,8 +152,8 @@ class SkillStore:
         if category:
             check_name(category, "category name")
         validate_skill_md(content, name)
-        with self._locked():
-            existing = self._find(name)
+        with self.locked():
+            existing = self.find(name)
             if existing is not None:
                 where = f" in category '{existing.category}'" if existing.category else ""
                 raise SkillError(
@@ -180,7 +179,7 @@ class SkillStore:
 
     def edit(self, name: str, content: str, *, prov: Provenance | None = None) -> Path:
         validate_skill_md(content, check_name(name))
-        with self._locked():
+        with self.locked():
             target = self._writable(name).path / SKILL_FILE
             self._write(name, target, content.encode("utf-8"), "edit", prov or Provenance())
         return target
@@ -201,7 +200,7 @@ class SkillStore:
         if not isinstance(new_string, str):
             raise SkillError('new_string is required for patch (use "" to delete the text).')
         rel = None if file_path in (None, "", SKILL_FILE) else check_rel_path(file_path, support_only=True)
-        with self._locked():
+        with self.locked():
             info = self._writable(name)
             target = info.path / SKILL_FILE if rel is None else self._resolve(info, rel)
             label = SKILL_FILE if rel is None else str(rel)
@@ -237,7 +236,7 @@ class SkillStore:
             raise SkillError("file_content is required for write_file and must be a string.")
         data = content.encode("utf-8")
         self._check_size(data, str(rel))
-        with self._locked():
+        with self.locked():
             target = self._resolve(self._writable(name), rel)
             if target.is_dir():
                 raise SkillError(f"'{rel}' is a folder.")
@@ -247,12 +246,12 @@ class SkillStore:
     def remove_file(self, name: str, file_path: str, *, prov: Provenance | None = None) -> Path:
         check_name(name)
         rel = check_rel_path(file_path, support_only=True)
-        with self._locked():
+        with self.locked():
             info = self._writable(name)
             target = self._resolve(info, rel)
             if not target.is_file():
                 raise SkillError(f"Skill '{name}' has no file '{rel}'.")
-            self._log(name, "remove_file", prov or Provenance(), target, snapshot(target), None)
+            self.record_change(name, "remove_file", prov or Provenance(), target, snapshot(target), None)
             target.unlink()
             prune_empty(target.parent, info.path)
         return target
@@ -261,13 +260,13 @@ class SkillStore:
         """Remove the skill's folder, recording every file so undo can bring it all back."""
         prov = prov or Provenance()
         check_name(name)
-        with self._locked():
+        with self.locked():
             info = self._writable(name)
             folder, root = info.path, self.root
             # Belt and braces on top of the name regex: only ever a direct skill folder.
             if folder == root or folder.parent not in (root, root / info.category) or folder.is_symlink():
                 raise SkillError(f"Refusing to delete '{folder}': it is not a skill folder.")
-            batch = f"[batch {uuid.uuid4().hex[:12]}]"
+            batch = uuid.uuid4().hex[:12]  # the files of one delete are undone together
             files: builtins.list[Path] = []
             links: builtins.list[Path] = []
             for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
@@ -280,7 +279,9 @@ class SkillStore:
             files.sort(key=lambda p: (p.name != SKILL_FILE, str(p)))
             with transaction.atomic():  # the log first: a failed removal leaves a restorable record
                 for p in files:
-                    self._log(name, "delete", prov, p, snapshot(p), None, summary=f"Deleted skill '{name}' {batch}")
+                    self.record_change(
+                        name, "delete", prov, p, snapshot(p), None, summary=f"Deleted skill '{name}'", batch=batch
+                    )
             for p in [*links, *files]:
                 p.unlink()
             for dirpath, _dirs, _files in sorted(os.walk(folder, followlinks=False), reverse=True):
@@ -290,13 +291,13 @@ class SkillStore:
         return folder
 
     def disable(self, name: str, *, prov: Provenance | None = None) -> Path:
-        return self._set_enabled(name, False, prov or Provenance())
+        return self.set_enabled(name, False, prov or Provenance())
 
     def enable(self, name: str, *, prov: Provenance | None = None) -> Path:
-        return self._set_enabled(name, True, prov or Provenance())
+        return self.set_enabled(name, True, prov or Provenance())
 
-    def _set_enabled(self, name: str, enabled: bool, prov: Provenance, undoes: KnowledgeChange | None = None) -> Path:
-        with self._locked():
+    def set_enabled(self, name: str, enabled: bool, prov: Provenance, undoes: KnowledgeChange | None = None) -> Path:
+        with self.locked():
             info = self.get(name)
             # Re-read under the lock so a concurrent settings change or toggle is not overwritten.
             current = hermes_config.load(self.config.home)
@@ -324,7 +325,7 @@ class SkillStore:
     # ----- internals -----------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
         # O_NOFOLLOW: a planted symlink at .lock must not make us create or open a file elsewhere.
         try:
             fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
@@ -336,7 +337,7 @@ class SkillStore:
         finally:
             os.close(fd)  # closing releases the flock
 
-    def _find(self, name: str) -> SkillInfo | None:
+    def find(self, name: str) -> SkillInfo | None:
         return next((s for s in self.list() if s.name == name), None)
 
     def _writable(self, name: str) -> SkillInfo:
@@ -355,9 +356,9 @@ class SkillStore:
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
         before = snapshot(target)
         write_skill_file(target, data)
-        return self._log(name, action, prov, target, before, data.decode("utf-8", errors="replace"))
+        return self.record_change(name, action, prov, target, before, data.decode("utf-8", errors="replace"))
 
-    def _log(
+    def record_change(
         self,
         name: str,
         action: str,
@@ -367,12 +368,11 @@ class SkillStore:
         after: str | None,
         *,
         summary: str = "",
+        batch: str = "",
         undoes: KnowledgeChange | None = None,
     ) -> KnowledgeChange:
+        """Record one file's change in the change log (undo records its own through here too)."""
         rel = target.relative_to(self.root).as_posix()
-        summary = summary or f"{action} {rel}"
-        if before.is_b64:
-            summary = f"{summary} {BASE64_MARK}"
         return changelog.record(
             kind="skill",
             target=name,
@@ -383,25 +383,12 @@ class SkillStore:
             after=after or "",
             existed_before=before.exists,
             exists_after=after is not None,
-            summary=summary,
+            summary=summary or f"{action} {rel}",
+            batch=batch,
+            binary=before.is_b64,
             undoes=undoes,
         )
-
-    # ----- undo ----------------------------------------------------------------------------
-
-    def restore(self, change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:
-        """Put a change's `before` back (knowledge/skill_undo.py), under this store's lock."""
-        from knowledge import skill_undo
-
-        return skill_undo.restore(self, change, prov)
 
 
 def render_index(store: SkillStore | None = None) -> str:
     return (store or SkillStore()).render_index()
-
-
-def _restore(change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:
-    return SkillStore(hermes_config.get()).restore(change, prov)
-
-
-changelog.register_restorer("skill", _restore)

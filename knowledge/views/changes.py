@@ -20,7 +20,6 @@ from knowledge.diffing import side_by_side
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError
-from knowledge.skills import BASE64_MARK
 
 USER = Provenance(actor="user")
 PAGE_SIZE = 50
@@ -66,7 +65,7 @@ def change_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def change_detail(request: HttpRequest, pk: int) -> HttpResponse:
     change = get_object_or_404(KnowledgeChange.objects.select_related("session", "review", "undoes"), pk=pk)
-    binary = BASE64_MARK in change.summary
+    binary = change.binary
     context = {
         "nav": "changes",
         "change": change,

@@ -1,14 +1,13 @@
 """Review runs and the approval inbox (SPEC §5, §7).
 
-Approving a pending write applies it through the same tool adapters the review would have
-used (memory_tool.apply_pending / skill_tools.apply_pending), so it meets the same validation,
+Approving a pending write (`PendingWrite.approve()`) applies it through the same tool adapters the
+review would have used (registered with knowledge.approvals), so it meets the same validation,
 lock and threat scan; the change is recorded with the review's and session's provenance.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,10 +16,8 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from agent.tools import memory_tool, skill_tools
 from knowledge import changelog
 from knowledge.diffing import DiffRow, side_by_side
 from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
@@ -34,11 +31,6 @@ USER = Provenance(actor="user")
 PAGE_SIZE = 30
 RECENT_DECISIONS = 20
 
-# pending.kind -> how to apply it (returns the tool's JSON result string).
-APPLIERS: dict[str, Callable[[PendingWrite, Provenance], str]] = {
-    "memory": lambda pending, prov: memory_tool.apply_pending(pending, prov),
-    "skill": skill_tools.apply_pending,
-}
 # skill_manage action -> the argument a person may edit before approving.
 SKILL_EDIT_KEYS = {"create": "content", "edit": "content", "patch": "new_string", "write_file": "file_content"}
 
@@ -158,43 +150,6 @@ def preview(item: PendingWrite) -> PendingPreview:
     return _skill_preview(item, args)
 
 
-def _claim(item: PendingWrite) -> bool:
-    """Mark the item decided; False if another request (a second tab, a double click) got there first."""
-    now = timezone.now()
-    claimed = PendingWrite.objects.filter(pk=item.pk, status="pending", decided_at__isnull=True).update(decided_at=now)
-    if claimed != 1:
-        item.refresh_from_db()
-        return False
-    item.decided_at = now
-    return True
-
-
-def approve(item: PendingWrite, arguments: dict[str, Any] | None = None) -> bool:
-    """Apply the write (edited arguments if given) and record the outcome (approved or failed) on the item.
-
-    False if the item was already decided elsewhere, so nothing was applied.
-    """
-    if not _claim(item):
-        return False
-    if arguments is not None:
-        item.arguments = arguments
-    prov = Provenance(actor="user", review_id=item.review_id, session_id=item.session_id)
-    applier = APPLIERS.get(item.kind)
-    result = applier(item, prov) if applier else json.dumps({"success": False, "error": f"unknown kind {item.kind!r}"})
-    item.result = result
-    item.status = "approved" if json.loads(result).get("success") is True else "failed"
-    item.save(update_fields=["arguments", "status", "result", "decided_at"])
-    return True
-
-
-def reject(item: PendingWrite) -> bool:
-    if not _claim(item):
-        return False
-    item.status, item.result = "rejected", "Rejected by the user; nothing was written."
-    item.save(update_fields=["status", "result", "decided_at"])
-    return True
-
-
 def _edited_arguments(request: HttpRequest, item: PendingWrite) -> dict[str, Any] | None | str:
     """The arguments after the person's edit; None if unedited; an error message if unusable."""
     if "value" in request.POST and request.POST.get("field"):
@@ -244,14 +199,14 @@ def pending_approve(request: HttpRequest, pk: int) -> HttpResponse:
     if isinstance(edited, str):
         messages.error(request, f"#{item.pk} not approved: {edited}")
         return redirect("pending")
-    _report(request, item, item.status == "pending" and approve(item, edited))
+    _report(request, item, item.status == "pending" and item.approve(edited))
     return redirect("pending")
 
 
 @require_POST
 def pending_reject(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(PendingWrite, pk=pk)
-    _report(request, item, item.status == "pending" and reject(item))
+    _report(request, item, item.status == "pending" and item.reject())
     return redirect("pending")
 
 
@@ -262,7 +217,6 @@ def pending_bulk(request: HttpRequest) -> HttpResponse:
     if action not in ("approve", "reject") or not ids:
         messages.error(request, "Pick one or more pending items, then Approve or Reject.")
         return redirect("pending")
-    decide = approve if action == "approve" else reject
     for item in PendingWrite.objects.filter(pk__in=ids, status="pending").order_by("id"):
-        _report(request, item, decide(item))
+        _report(request, item, item.approve() if action == "approve" else item.reject())
     return redirect("pending")
