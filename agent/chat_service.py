@@ -22,6 +22,7 @@ from agent import review
 from agent.llm import LLMError
 from agent.loop import ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted
+from hermes_site import config as hermes_config
 from hermes_site.rendering import render_markdown
 from knowledge.models import ChatSession, Message
 
@@ -274,8 +275,6 @@ def conversation(session: ChatSession) -> list[Item]:
 
 def counters(session: ChatSession) -> dict[str, int | None]:
     """Turns until the next memory review / model calls until the next skill review."""
-    from hermes_site import config as hermes_config
-
     config = hermes_config.get()
     mem = int(config.get("memory", "nudge_interval"))
     skill = int(config.get("skills", "creation_nudge_interval"))

@@ -15,18 +15,32 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from django.db.models import F
 from django.utils import timezone
 
 from agent.llm import LLMError
-from agent.loop import AgentLoop, TurnError
-from agent.tools.registry import ToolContext
+from agent.loop import AgentLoop, ModelClient, TurnError
+from agent.tools.registry import ToolContext, ToolRegistry
+from hermes_site.config import Config
 from knowledge.models import ChatSession, Message
+from knowledge.prompt import build_system_prompt
 
-if TYPE_CHECKING:
-    from agent.runner import AgentSession
+
+class AgentSession(Protocol):
+    """What flush and compression need of a live session (agent.runner.AgentSession has it)."""
+
+    config: Config
+    registry: ToolRegistry
+    session: ChatSession
+    messages: list[dict[str, Any]]
+
+    @property
+    def client(self) -> ModelClient: ...
+
+    def user_turn_count(self) -> int: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +139,6 @@ def compress(agent: AgentSession) -> bool:
     flush_memory(agent)
     head_end, tail_start = points
     summary = SUMMARY_PREFIX + _summarise(agent, messages[head_end:tail_start])
-    from knowledge.prompt import build_system_prompt
-
     new_prompt = build_system_prompt(agent.config)
     # Map the live list back to stored ids: the head and tail are stored messages in order.
     stored = list(Message.objects.filter(session=agent.session).order_by("id").values_list("id", "role"))

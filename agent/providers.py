@@ -23,6 +23,9 @@ from typing import Any
 
 from django.db import close_old_connections
 
+from knowledge.search import search_sessions
+from knowledge.snippets import snippet_to_text
+
 log = logging.getLogger(__name__)
 
 FENCE_OPEN = (
@@ -87,9 +90,6 @@ class SessionRecallProvider(MemoryProvider):
         self._lock = threading.Lock()
 
     def _lookup(self, user_message: str) -> str:
-        from knowledge.search import search_sessions
-        from knowledge.snippets import snippet_to_text
-
         try:
             best: dict[str, Any] = {}
             for word in keywords(user_message):

@@ -19,14 +19,20 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from agent.compression import compress, flush_memory, needs_compression
 from agent.llm import ChatClient, LLMError, client_from_config
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
 from agent.nudge import NudgeCounters
 from agent.providers import ProviderManager, inject_context
+from agent.review import spawn_review
+from agent.slash import expand_slash
 from agent.tools.registry import ToolContext, ToolRegistry
+from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge.models import ChatSession, Message, ReviewRun
+from knowledge.prompt import build_system_prompt
+from knowledge.skills import SkillStore
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +80,6 @@ class AgentSession:
         self.session = session
         self.config = config or hermes_config.get()
         if registry is None:
-            from agent.toolset import build_registry
-
             registry = build_registry(self.config)
         self.registry = registry
         self.client_factory = client_factory
@@ -112,8 +116,6 @@ class AgentSession:
         elif name:
             session = ChatSession.objects.filter(name=name).first()
         if session is None:
-            from knowledge.prompt import build_system_prompt
-
             session = ChatSession.objects.create(
                 name=name or None,
                 title=name or "",
@@ -162,9 +164,6 @@ class AgentSession:
 
     def _model_text(self, user_text: str) -> str:
         """What the model sees for this user message (a /skill invocation is expanded)."""
-        from agent.slash import expand_slash
-        from knowledge.skills import SkillStore
-
         invocation = expand_slash(user_text, SkillStore(self.config))
         return invocation.model_text if invocation is not None else user_text
 
@@ -224,8 +223,6 @@ class AgentSession:
         )
 
     def _maybe_compress(self, messages: list[dict[str, Any]]) -> None:
-        from agent.compression import compress, needs_compression
-
         if needs_compression(self):
             compress(self)
 
@@ -245,8 +242,6 @@ class AgentSession:
         self, review_memory: bool, review_skills: bool, snapshot: list[dict[str, Any]] | None = None
     ) -> Future[ReviewRun | None]:
         """A background review of this session's conversation (or of `snapshot`)."""
-        from agent.review import spawn_review
-
         return spawn_review(
             session_id=self.session.pk,
             snapshot=list(self.messages if snapshot is None else snapshot),
@@ -314,8 +309,6 @@ class AgentSession:
     def end(self, reason: str = "closed") -> None:
         """End the session: memory flush (SPEC §5), mark it ended, release the client."""
         try:
-            from agent.compression import flush_memory
-
             flush_memory(self)
             self.providers.on_session_end_all(self.messages)
         except LLMError as exc:

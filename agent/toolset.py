@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from agent.tools import memory_tool, session_search, skill_tools
 from agent.tools.registry import ToolRegistry
 from hermes_site.config import Config
 
 
 def build_registry(config: Config) -> ToolRegistry:
-    from agent.tools import memory_tool, session_search, skill_tools
-
     registry = ToolRegistry()
     # A target switched off in config leaves the tool; with both off, the tool goes (SPEC §2).
     if config.get("memory", "memory_enabled") or config.get("memory", "user_profile_enabled"):

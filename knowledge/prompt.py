@@ -8,6 +8,8 @@ compression.
 from __future__ import annotations
 
 from hermes_site.config import Config
+from knowledge.memory_store import MemoryStore
+from knowledge.skills import SkillStore
 
 IDENTITY = (
     "You are Hermes, a helpful assistant that learns from its conversations. "
@@ -19,9 +21,6 @@ IDENTITY = (
 
 
 def build_system_prompt(config: Config) -> str:
-    from knowledge.memory_store import MemoryStore
-    from knowledge.skills import SkillStore
-
     parts = [IDENTITY]
     memory_blocks = MemoryStore(config).render_prompt_blocks()
     if memory_blocks:

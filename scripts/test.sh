@@ -12,11 +12,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get update -q >/dev/null
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium >/dev/null
 fi
-# Tests get their own home so nothing touches the user's ~/.hermes.
-# Tests choose their own temporary HERMES_HOME (see hermes_site/settings.py).
+# Tests get their own temporary HERMES_HOME (tests/settings.py), never the user's ~/.hermes.
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy .
+.venv/bin/lint-imports  # the one-way layers (.importlinter)
 .venv/bin/python manage.py collectstatic --noinput -v 0
 .venv/bin/pytest -m "not browser" "$@"
 .venv/bin/pytest -m browser tests/browser "$@"

@@ -14,7 +14,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, ClassVar
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from agent import notify
 from agent.llm import LLMError
@@ -28,10 +31,6 @@ REVIEW_WAIT_SECONDS = 120.0
 
 def _ensure_database() -> None:
     """A first run in a new HERMES_HOME creates its database instead of failing on a missing table."""
-    from django.core.management import call_command
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
     executor = MigrationExecutor(connection)
     if executor.migration_plan(executor.loader.graph.leaf_nodes()):
         call_command("migrate", verbosity=0, interactive=False)

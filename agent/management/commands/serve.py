@@ -8,6 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from hermes_site.access import login_url
+
 
 class Command(BaseCommand):
     help = "Serve the dashboard (HTTP and websockets) on 127.0.0.1."
@@ -17,8 +19,6 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("HERMES_PORT", "8765")))
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        from hermes_site.access import login_url
-
         host, port = opts["host"], opts["port"]
         self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
         self.stdout.flush()
