@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import close_old_connections
+from django.utils import timezone
 
 from agent import review
 from agent.llm import LLMError
@@ -24,6 +26,7 @@ from agent.loop import ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDo
 from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted
 from hermes_site import config as hermes_config
 from hermes_site.rendering import render_markdown
+from knowledge import turns
 from knowledge.models import ChatSession, Message
 
 log = logging.getLogger(__name__)
@@ -34,6 +37,8 @@ Emit = Callable[[Frame | None], None]  # None marks the end of a turn's frames
 # Tool results can be long (file listings, search results); the card shows a readable head.
 MAX_RESULT_CHARS = 20_000
 BUSY_MESSAGE = "A reply is still being written… wait for it to finish or press Stop."
+# Ending a session waits at most this long for its running turn to finish.
+END_WAIT_SECONDS = 600.0
 
 # Turns run here, not on the event loop: the runner is a blocking generator (HTTP + ORM).
 _turn_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat-turn")
@@ -41,75 +46,86 @@ _turn_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat-turn")
 _end_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chat-end")
 
 
-# -- one live agent per session id in this process -------------------------------------------------
+# -- turns: busy state in the database, agents cached per process ---------------------------------
+#
+# Whether a session is busy is a lease on its row (knowledge/turns.py), so every server process
+# agrees. What stays in this process is what only this process can have: the interrupt flag of a
+# turn running on one of its threads, and a bounded cache of live agents (a cache: each turn
+# checks the agent against the stored session and reopens it if another process moved on).
 
 
-@dataclass
-class _Live:
-    agent: AgentSession | None = None
-    busy: bool = False
-    interrupt: threading.Event = field(default_factory=threading.Event)
-    open_lock: threading.Lock = field(default_factory=threading.Lock)
+class _Agents:
+    """At most `size` live agents, least recently used evicted (and their HTTP clients closed)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._agents: OrderedDict[str, AgentSession] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session_id: str) -> AgentSession:
+        with self._lock:
+            agent = self._agents.pop(session_id, None)
+        if agent is None or not agent.is_current():
+            if agent is not None:
+                agent.close()
+            agent = AgentSession.open(session_id=session_id, source="web")
+        with self._lock:
+            self._agents[session_id] = agent
+            evicted = [self._agents.popitem(last=False)[1] for _ in range(max(0, len(self._agents) - self.size))]
+        for old in evicted:
+            old.close()
+        return agent
+
+    def pop(self, session_id: str) -> AgentSession | None:
+        with self._lock:
+            return self._agents.pop(session_id, None)
 
 
-_live: dict[str, _Live] = {}
-_live_lock = threading.Lock()
-
-
-def _entry(session_id: str) -> _Live:
-    with _live_lock:
-        return _live.setdefault(session_id, _Live())
+_agents = _Agents()
+# Interrupt flags of the turns running on this process's threads, by session id.
+_running: dict[str, threading.Event] = {}
+_running_lock = threading.Lock()
 
 
 def try_begin_turn(session_id: str) -> threading.Event | None:
-    """Claim the session for a turn; None when a turn (from any tab) is already running."""
-    entry = _entry(session_id)
-    with _live_lock:
-        if entry.busy:
-            return None
-        entry.busy = True
-        entry.interrupt = threading.Event()
-        return entry.interrupt
+    """Claim the session for a turn; None when a turn (from any tab, on any server) is running.
+
+    Raises ChatSession.DoesNotExist for a deleted session."""
+    if not turns.claim(session_id):
+        return None
+    interrupt = threading.Event()
+    with _running_lock:
+        _running[session_id] = interrupt
+    return interrupt
 
 
 def stop_turn(session_id: str) -> bool:
-    with _live_lock:
-        entry = _live.get(session_id)
-        if entry is None or not entry.busy:
-            return False
-        entry.interrupt.set()
-        return True
+    """Interrupt the session's turn if it runs in this process (other processes get the stop
+    through the session's channel group, see consumers.ChatConsumer.chat_stop)."""
+    with _running_lock:
+        interrupt = _running.get(session_id)
+    if interrupt is None:
+        return False
+    interrupt.set()
+    return True
 
 
 def is_busy(session_id: str) -> bool:
-    with _live_lock:
-        entry = _live.get(session_id)
-        return bool(entry and entry.busy)
+    return turns.is_busy(session_id)
 
 
 def _finish_turn(session_id: str) -> None:
-    with _live_lock:
-        entry = _live.get(session_id)
-        if entry is not None:
-            entry.busy = False
+    with _running_lock:
+        _running.pop(session_id, None)
+    turns.release(session_id)
 
 
-def _agent_for(session_id: str) -> AgentSession:
-    entry = _entry(session_id)
-    with entry.open_lock:  # two tabs opening the same session at once get one agent
-        if entry.agent is None:
-            entry.agent = AgentSession.open(session_id=session_id, source="web")
-        return entry.agent
-
-
-def forget(session_id: str) -> AgentSession | None:
-    """Drop the live agent (session deleted or ended); returns it so the caller can end it."""
-    with _live_lock:
-        entry = _live.pop(session_id, None)
-    if entry is None:
-        return None
-    entry.interrupt.set()
-    return entry.agent
+def forget(session_id: str) -> None:
+    """The session was deleted: stop its turn here and drop its cached agent."""
+    stop_turn(session_id)
+    agent = _agents.pop(session_id)
+    if agent is not None:
+        agent.close()
 
 
 # -- a turn, as frames ---------------------------------------------------------------------------
@@ -166,8 +182,12 @@ def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
 
 def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
     try:
-        agent = _agent_for(session_id)
+        agent = _agents.get(session_id)
+        renewed = timezone.now()
         for event in agent.run_turn(text, interrupt):
+            if timezone.now() - renewed > turns.RENEW_EVERY:  # a long turn keeps its lease
+                renewed = timezone.now()
+                turns.renew(session_id, now=renewed)
             frame = event_frame(event)
             if frame is not None:
                 if frame["type"] == "saved":
@@ -176,7 +196,7 @@ def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
     except InputTooLarge as exc:
         emit({"type": "error", "error": str(exc), "retry": False})
     except ChatSession.DoesNotExist:
-        forget(session_id)
+        _agents.pop(session_id)
         emit({"type": "error", "error": "This chat no longer exists (it was deleted).", "retry": False})
     except LLMError as exc:
         # Raised before the loop starts (e.g. no model configured); the user message is stored.
@@ -206,10 +226,14 @@ def end_in_background(session_id: str, reason: str = "new session") -> None:
 
 
 def _end(session_id: str, reason: str) -> None:
+    """A turn still streaming ("New chat" pressed during an answer) finishes first, on whichever
+    server runs it; the flush then sees the whole conversation, and nothing is cut off."""
     try:
-        agent = forget(session_id)
-        if agent is None:
-            agent = AgentSession.open(session_id=session_id, source="web")
+        if not turns.wait_until_free(session_id, END_WAIT_SECONDS):
+            log.warning(
+                "session %s still busy after %ss; ending it without waiting longer", session_id, END_WAIT_SECONDS
+            )
+        agent = _agents.pop(session_id) or AgentSession.open(session_id=session_id, source="web")
         agent.end(reason)
     except ChatSession.DoesNotExist:
         log.info("session %s was deleted before it could be ended", session_id)

@@ -21,11 +21,13 @@ import asyncio
 import json
 from typing import Any, ClassVar
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agent import chat_service, live, ratelimit
 from hermes_site import config as hermes_config
 from hermes_site.security import same_origin
+from knowledge.models import ChatSession
 
 UNAUTHORIZED = 4401
 FORBIDDEN_ORIGIN = 4403
@@ -117,7 +119,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.send_frame({"type": "pong"})
 
     async def on_stop(self, frame: dict[str, Any]) -> None:
-        await self.send_frame({"type": "stopping", "running": chat_service.stop_turn(self.session_id)})
+        running = await database_sync_to_async(chat_service.is_busy)(self.session_id)
+        # The turn may run in another server process: every socket of the session hears the stop,
+        # and the process whose thread runs the turn interrupts it (chat_stop).
+        await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+        await self.send_frame({"type": "stopping", "running": running})
+
+    async def chat_stop(self, event: dict[str, Any]) -> None:
+        chat_service.stop_turn(self.session_id)
 
     async def on_message(self, frame: dict[str, Any]) -> None:
         text = frame.get("text")
@@ -135,7 +144,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if wait:
             await self.error(why, retry_after=wait)
             return
-        interrupt = chat_service.try_begin_turn(self.session_id)
+        try:
+            interrupt = await database_sync_to_async(chat_service.try_begin_turn)(self.session_id)
+        except ChatSession.DoesNotExist:
+            await self.error("This chat no longer exists (it was deleted).", retry=False)
+            return
         if interrupt is None:
             await self.error(chat_service.BUSY_MESSAGE)
             return

@@ -1,8 +1,9 @@
 """The background review (SPEC §5, seed §20.3): a shadow run of the same loop that saves
 what the conversation taught into memory and skills.
 
-It runs on a bounded thread pool, at most one review per session at a time (a second one
-waits for the first rather than being dropped), with its own counters off, at most
+It runs on a bounded thread pool, at most one review per session at a time across every server
+process sharing the database (`ReviewRun.start()` claims the session; a second review waits for
+the first rather than being dropped), with its own counters off, at most
 `review.max_iterations` model calls, and only the four knowledge tools — enforced by giving
 the loop a registry that holds nothing else, so any other call is refused by the dispatcher.
 Its outcome is recorded on a ReviewRun and published to the notification hook.
@@ -12,21 +13,20 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import close_old_connections
-from django.utils import timezone
 
 from agent import notify
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site.config import Config
+from knowledge import runs
 from knowledge.models import ReviewRun
+from knowledge.workers import this_worker
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +83,9 @@ PROMPTS: dict[str, str] = {
 NOTHING_TO_SAVE = "Nothing to save."
 
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bg-review")
-_session_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
-_pending: dict[str, list[Future[ReviewRun | None]]] = defaultdict(list)
-_registry_lock = threading.Lock()
+# A review waiting for another of its session gives up after this long (the other is bounded by
+# its iteration limit and the model timeout, so this only trips on something badly wrong).
+MAX_WAIT_SECONDS = 30 * 60
 
 
 def prompt_kind(review_memory: bool, review_skills: bool) -> str:
@@ -126,34 +126,33 @@ def spawn_review(
 ) -> Future[ReviewRun | None]:
     kind = prompt_kind(review_memory, review_skills)
     run = ReviewRun.objects.create(
-        session_id=session_id, trigger=trigger, prompt_kind=kind, model=config.review_model, status="queued"
+        session_id=session_id,
+        trigger=trigger,
+        prompt_kind=kind,
+        model=config.review_model,
+        status="queued",
+        worker=this_worker(),
     )
     job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
     future = _pool.submit(_run_review, job)
-    with _registry_lock:
-        _pending[session_id].append(future)
+    future.add_done_callback(_report_crash)
     return future
+
+
+def _report_crash(future: Future[ReviewRun | None]) -> None:
+    """_run_review records every failure on its run; anything escaping it is a bug worth a traceback."""
+    exc = future.exception()
+    if exc is not None:
+        log.error("background review crashed", exc_info=exc)
 
 
 def wait_for_reviews(session_id: str, timeout: float) -> bool:
     """Block until this session's queued reviews finish (the terminal chat before exit)."""
-    deadline = time.monotonic() + timeout
-    with _registry_lock:
-        futures = list(_pending.get(session_id, []))
-    for f in futures:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        try:
-            f.result(timeout=remaining)
-        except TimeoutError:
-            return False
-    return True
+    return runs.wait_idle(session_id, timeout)
 
 
 def is_running(session_id: str) -> bool:
-    with _registry_lock:
-        return any(not f.done() for f in _pending.get(session_id, []))
+    return runs.is_active(session_id)
 
 
 @dataclass(frozen=True)
@@ -168,21 +167,32 @@ class ReviewJob:
 
 
 def _run_review(job: ReviewJob) -> ReviewRun | None:
-    lock = _session_locks[job.session_id]
-    with lock:  # one review per session at a time; a second waits here, it is not dropped
-        try:
-            return _execute(job)
-        finally:
-            close_old_connections()
-            with _registry_lock:
-                _pending[job.session_id] = [f for f in _pending[job.session_id] if not f.done()]
+    run = ReviewRun.objects.get(pk=job.run_id)
+    try:
+        if not _wait_for_turn(run):
+            run.fail(f"Another review of this session was still running after {MAX_WAIT_SECONDS // 60} minutes.")
+            return None
+        return _execute(job, run)
+    except Exception as exc:  # a failure outside the loop (database, notification) must not leave it "running"
+        log.exception("background review %s failed", job.run_id)
+        run.fail(f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        close_old_connections()
 
 
-def _execute(job: ReviewJob) -> ReviewRun:
+def _wait_for_turn(run: ReviewRun) -> bool:
+    """One review per session at a time: a second waits here until the first is done, not dropped."""
+    deadline = time.monotonic() + MAX_WAIT_SECONDS
+    while not run.start(this_worker()):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(runs.POLL_SECONDS)
+    return True
+
+
+def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     run_id, session_id, kind, config = job.run_id, job.session_id, job.kind, job.config
-    run = ReviewRun.objects.get(pk=run_id)
-    run.status = "running"
-    run.save(update_fields=["status"])
     started = time.monotonic()
     client = None
     tool_messages: list[dict[str, Any]] = []
@@ -225,13 +235,8 @@ def _execute(job: ReviewJob) -> ReviewRun:
         if client is not None:
             client.close()
     summary, changes = summarize_results(tool_messages)
-    run.summary = summary or NOTHING_TO_SAVE
-    run.changes = changes
-    run.error = error
-    run.status = "failed" if error and not changes else "done"
-    run.duration_ms = int((time.monotonic() - started) * 1000)
-    run.finished_at = timezone.now()
-    run.save()
+    duration_ms = int((time.monotonic() - started) * 1000)
+    run.finish(summary=summary or NOTHING_TO_SAVE, changes=changes, error=error, duration_ms=duration_ms)
     notify.publish(
         notify.ReviewNotice(
             session_id=session_id,

@@ -85,6 +85,8 @@ class AgentSession:
         self.client_factory = client_factory
         self._client: ModelClient | None = None
         self.messages: list[dict[str, Any]] = self._load_messages()
+        # Messages stored so far as this agent knows them: another process's turn changes the count.
+        self.known_messages = session.message_count
         self.counters = NudgeCounters(
             memory_interval=int(self.config.get("memory", "nudge_interval")),
             skill_interval=int(self.config.get("skills", "creation_nudge_interval")),
@@ -140,6 +142,16 @@ class AgentSession:
         if self._client is None:
             self._client = self.client_factory(self.config, None)
         return self._client
+
+    def is_current(self) -> bool:
+        """Whether nothing changed this session since this agent loaded it (a turn or a compression
+        by another server process, a deletion): a cached agent that is not current is reopened."""
+        row = ChatSession.objects.filter(pk=self.session.pk).values("message_count", "compression_count").first()
+        return (
+            row is not None
+            and row["message_count"] == self.known_messages
+            and row["compression_count"] == self.session.compression_count
+        )
 
     def close(self) -> None:
         if self._client is not None:
@@ -281,6 +293,7 @@ class AgentSession:
                 updates["title"] = title
                 self.session.title = title
             ChatSession.objects.filter(pk=self.session.pk).update(**updates)
+        self.known_messages += 1
         return m
 
     def _bump(self, **fields: int) -> None:
@@ -307,7 +320,13 @@ class AgentSession:
 
     # -- ending -------------------------------------------------------------------------------
     def end(self, reason: str = "closed") -> None:
-        """End the session: memory flush (SPEC §5), mark it ended, release the client."""
+        """End the session: memory flush (SPEC §5), mark it ended, release the client.
+
+        Waits for a turn of this agent still running, so ending never cuts an answer off."""
+        with self._turn_lock:
+            self._end(reason)
+
+    def _end(self, reason: str) -> None:
         try:
             flush_memory(self)
             self.providers.on_session_end_all(self.messages)

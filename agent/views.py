@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from agent import chat_service, review
 from agent.llm import LLMError, client_from_config
 from hermes_site import config as hermes_config
+from knowledge import turns
 from knowledge.models import ChatSession
 from knowledge.search import search_sessions
 from knowledge.skills import SkillStore
@@ -61,6 +62,8 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
         "items": chat_service.conversation(session),
         "counters": chat_service.counters(session),
         "review_running": review.is_running(session.pk),
+        # A turn running on any server process (the page may be served by another worker).
+        "busy": turns.holds(session),
         "max_chars": config.get("agent", "max_message_chars"),
         "needs_setup": not config.model_name,
         **_sessions(request, session),

@@ -10,11 +10,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 from knowledge import approvals
 from knowledge.provenance import ACTOR_LABELS, Provenance
+from knowledge.workers import is_alive
 
 
 def _new_id() -> str:
@@ -51,6 +52,10 @@ class ChatSession(models.Model):
     context_summary = models.TextField(blank=True, default="")
     context_head_to = models.BigIntegerField(null=True, blank=True)
     context_cut_to = models.BigIntegerField(null=True, blank=True)
+    # The running turn, if any (knowledge/turns.py): which server process holds it, until when.
+    turn_worker = models.CharField(max_length=200, blank=True, default="")
+    turn_started_at = models.DateTimeField(null=True, blank=True)
+    turn_lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at"]
@@ -112,13 +117,47 @@ class ReviewRun(models.Model):
     iterations = models.PositiveIntegerField(default=0)
     duration_ms = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The server process running it (knowledge/workers.py), so a dead one's runs can be failed.
+    worker = models.CharField(max_length=200, blank=True, default="")
+
+    ACTIVE = ("queued", "running")
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["session", "status"])]
 
     def __str__(self) -> str:
         return f"review {self.pk} ({self.prompt_kind}, {self.status})"
+
+    def start(self, worker: str) -> bool:
+        """queued -> running, unless another live review of the same session is running (then it
+        stays queued and the caller waits): one review per session at a time, across processes."""
+        with transaction.atomic():
+            running = ReviewRun.objects.select_for_update().filter(session_id=self.session_id, status="running")
+            if self.session_id and any(is_alive(r.worker) for r in running.exclude(pk=self.pk)):
+                return False
+            now = timezone.now()
+            started = ReviewRun.objects.filter(pk=self.pk, status="queued").update(
+                status="running", worker=worker, started_at=now
+            )
+        if started:
+            self.status, self.worker, self.started_at = "running", worker, now
+        return bool(started)
+
+    def finish(self, *, summary: str, changes: list[dict[str, str]], error: str, duration_ms: int) -> None:
+        """running -> done (or failed: an error and nothing changed)."""
+        self.summary, self.changes, self.error = summary, changes, error
+        self.status = "failed" if error and not changes else "done"
+        self.duration_ms = duration_ms
+        self.finished_at = timezone.now()
+        self.save()
+
+    def fail(self, reason: str) -> None:
+        ReviewRun.objects.filter(pk=self.pk, status__in=self.ACTIVE).update(
+            status="failed", error=reason, finished_at=timezone.now()
+        )
 
 
 class KnowledgeChange(models.Model):

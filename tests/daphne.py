@@ -104,7 +104,23 @@ def start_daphne(home: Path, config: str = "", extra_env: dict[str, str] | None 
         [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert migrate.returncode == 0, migrate.stderr
-    log_path = home / "daphne.log"
+    with _daphne_process(home, env, "daphne.log") as (port, proc, log_path):
+        yield Daphne(port, home, token, proc, log_path)
+
+
+@contextmanager
+def another_worker(server: Daphne, extra_env: dict[str, str] | None = None) -> Iterator[Daphne]:
+    """A second daphne process on the same home and database (as behind a proxy), own port."""
+    env = server_env(server.home, extra_env)
+    with _daphne_process(server.home, env, f"daphne-{secrets.token_hex(3)}.log") as (port, proc, log_path):
+        yield Daphne(port, server.home, server.token, proc, log_path)
+
+
+@contextmanager
+def _daphne_process(
+    home: Path, env: dict[str, str], log_name: str
+) -> Iterator[tuple[int, subprocess.Popen[bytes], Path]]:
+    log_path = home / log_name
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", "0", "hermes_site.asgi:application"],
@@ -114,7 +130,7 @@ def start_daphne(home: Path, config: str = "", extra_env: dict[str, str] | None 
             stderr=subprocess.STDOUT,
         )
     try:
-        yield Daphne(_wait_for_port(proc, log_path), home, token, proc, log_path)
+        yield _wait_for_port(proc, log_path), proc, log_path
     finally:
         proc.terminate()
         try:

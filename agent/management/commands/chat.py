@@ -25,6 +25,7 @@ from agent.loop import TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.review import wait_for_reviews
 from agent.runner import AgentSession, InputTooLarge
 from hermes_site.config import ConfigError
+from knowledge.runs import recover_after_restart
 
 REVIEW_WAIT_SECONDS = 120.0
 
@@ -47,6 +48,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         self._print_lock = threading.Lock()
         _ensure_database()
+        recover_after_restart()
         try:
             agent = AgentSession.open(name=opts["session"], source="cli")
         except (ConfigError, LLMError) as exc:

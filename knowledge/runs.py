@@ -1,0 +1,67 @@
+"""Learning runs (reviews) as records every server process can see: whether a session has one
+queued or running, waiting for them, and failing the runs a dead process left behind.
+
+The run's own state machine (queued -> running -> done | failed) is on the model
+(`ReviewRun.start()`, `.finish()`, `.fail()`); this module holds the queries over many runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from django.db import DatabaseError
+
+from knowledge import turns
+from knowledge.models import ReviewRun
+from knowledge.workers import is_alive
+
+log = logging.getLogger(__name__)
+
+STALE_REASON = "The server process running this review stopped before it finished (found at start-up)."
+POLL_SECONDS = 0.2
+
+
+def is_active(session_id: str) -> bool:
+    """A review of this session is queued or running (in any process)."""
+    return ReviewRun.objects.filter(session_id=session_id, status__in=ReviewRun.ACTIVE).exists()
+
+
+def wait_idle(
+    session_id: str,
+    timeout: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """Block until this session has no queued or running review; False if `timeout` passed first."""
+    deadline = clock() + timeout
+    while is_active(session_id):
+        if clock() >= deadline:
+            return False
+        sleep(POLL_SECONDS)
+    return True
+
+
+def fail_stale(reason: str = STALE_REASON) -> int:
+    """Mark failed every queued or running run whose process is gone; returns how many."""
+    failed = 0
+    for run in ReviewRun.objects.filter(status__in=ReviewRun.ACTIVE).only("pk", "worker", "status"):
+        if not run.worker or not is_alive(run.worker):
+            failed += ReviewRun.objects.filter(pk=run.pk, worker=run.worker, status__in=ReviewRun.ACTIVE).update(
+                status="failed", error=reason
+            )
+    return failed
+
+
+def recover_after_restart() -> None:
+    """At a server's or terminal's start: fail the reviews and free the turns that a process which
+    died left behind, so no run shows "running" forever and no chat stays "busy"."""
+    try:
+        failed, freed = fail_stale(), turns.release_dead()
+    except DatabaseError as exc:  # not migrated yet: nothing can be stale
+        log.info("no stale work checked: %s", exc)
+        return
+    if failed or freed:
+        log.warning("after a restart: %d unfinished review(s) marked failed, %d busy chat(s) freed", failed, freed)
