@@ -72,15 +72,20 @@ def test_tool_call_split_across_chunks_runs_and_result_goes_back():
 def test_independent_tool_calls_run_in_parallel():
     s = _server()
     try:
-        calls = [{"name": "slow", "arguments": {"x": str(i)}} for i in range(4)]
+        calls = [{"name": "meet", "arguments": {"x": str(i)}} for i in range(4)]
         s.push(Reply(tool_calls=calls), Reply(text="all done"))
-        reg = ToolRegistry([_slow_tool("slow", 0.5)])
-        started = time.monotonic()
+        # Each call waits at a barrier for all four: run one after another, the first would
+        # wait alone until the barrier breaks and every call would fail.
+        barrier = threading.Barrier(4, timeout=30)
+
+        def meet(args, ctx):
+            barrier.wait()
+            return json.dumps({"success": True, "echo": args.get("x")})
+
+        reg = ToolRegistry([Tool("meet", "waits for the others", {"type": "object"}, meet, parallel_safe=True)])
         events = _run(AgentLoop(_client(s), reg, ToolContext()), [{"role": "user", "content": "go"}])
-        elapsed = time.monotonic() - started
-        results = [json.loads(e.result)["echo"] for e in events if isinstance(e, ToolFinished)]
-        assert results == ["0", "1", "2", "3"]  # results keep the order of the calls
-        assert elapsed < 1.5  # four 0.5 s tools serially would take 2 s
+        results = [json.loads(e.result) for e in events if isinstance(e, ToolFinished)]
+        assert [r.get("echo") for r in results] == ["0", "1", "2", "3"]  # in the order of the calls
     finally:
         s.stop()
 

@@ -1,0 +1,27 @@
+"""The product's settings never branch on being under test: a server started from a process
+that carries pytest's marker still uses the HERMES_HOME it is given (its memory, its token)."""
+
+from __future__ import annotations
+
+import os
+
+from hermes_site import settings as product_settings
+from tests.daphne import Http, start_daphne
+
+
+def test_server_started_with_pytest_marker_uses_the_given_home(tmp_path):
+    assert "PYTEST_VERSION" in os.environ  # inherited by the server below, as by any child
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    (home / "memories" / "USER.md").write_text("Prefers short answers in British English", encoding="utf-8")
+    with start_daphne(home, extra_env={"PYTEST_VERSION": os.environ["PYTEST_VERSION"]}) as server:
+        client = Http(server.port)
+        client.login(server.token)  # the token written into that home is the one the server checks
+        page = client.get("/memory/")
+        assert page.status == 200
+        assert "Prefers short answers in British English" in page.body
+        assert (home / "dashboard.sqlite3").exists()
+
+
+def test_product_settings_have_no_test_client_host():
+    assert "testserver" not in product_settings.ALLOWED_HOSTS
