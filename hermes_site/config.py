@@ -85,6 +85,12 @@ _SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
 }
 
 
+def value_kind(section: str, key: str) -> str:
+    """How a form edits this key, from the one schema above: "bool", "text" or "number"."""
+    typ = _SCHEMA[section][key][0]
+    return "bool" if typ is bool else "text" if typ is str else "number"
+
+
 class ConfigError(Exception):
     """A config.yaml value is wrong; the message names the key."""
 

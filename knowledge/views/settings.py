@@ -26,7 +26,6 @@ from hermes_site import config as hermes_config
 class Field:
     section: str
     key: str
-    kind: str  # number | bool | text
     label: str
     help: str = ""
     env: str = ""  # an environment variable that overrides the file
@@ -35,34 +34,39 @@ class Field:
     def name(self) -> str:
         return f"{self.section}.{self.key}"
 
+    @property
+    def kind(self) -> str:
+        """number | bool | text, from the config loader's schema (declared once, there)."""
+        return hermes_config.value_kind(self.section, self.key)
+
 
 GROUPS: list[tuple[str, list[Field]]] = [
     ("Learning rhythm", [
-        Field("memory", "nudge_interval", "number", "Memory review every N user turns", "0: off"),
-        Field("memory", "flush_min_turns", "number", "Flush memory after at least N turns", "0 disables the flush"),
-        Field("skills", "creation_nudge_interval", "number", "Skill review every N model calls", "0: off"),
+        Field("memory", "nudge_interval", "Memory review every N user turns", "0: off"),
+        Field("memory", "flush_min_turns", "Flush memory after at least N turns", "0 disables the flush"),
+        Field("skills", "creation_nudge_interval", "Skill review every N model calls", "0: off"),
     ]),
     ("Memory limits", [
-        Field("memory", "memory_char_limit", "number", "MEMORY.md limit (characters)"),
-        Field("memory", "user_char_limit", "number", "USER.md limit (characters)"),
+        Field("memory", "memory_char_limit", "MEMORY.md limit (characters)"),
+        Field("memory", "user_char_limit", "USER.md limit (characters)"),
     ]),
     ("Approval", [
-        Field("memory", "write_approval", "bool", "Hold review writes to memory for my approval"),
-        Field("skills", "write_approval", "bool", "Hold review writes to skills for my approval"),
+        Field("memory", "write_approval", "Hold review writes to memory for my approval"),
+        Field("skills", "write_approval", "Hold review writes to skills for my approval"),
     ]),
     ("Model", [
-        Field("model", "base_url", "text", "Base URL of the OpenAI-compatible server", env="OPENAI_BASE_URL"),
-        Field("model", "name", "text", "Model name", env="HERMES_MODEL"),
-        Field("model", "context_window", "number", "Context window (tokens)", "0: the model's known size, or 128,000"),
-        Field("model", "timeout", "number", "Request timeout (seconds)"),
+        Field("model", "base_url", "Base URL of the OpenAI-compatible server", env="OPENAI_BASE_URL"),
+        Field("model", "name", "Model name", env="HERMES_MODEL"),
+        Field("model", "context_window", "Context window (tokens)", "0: the model's known size, or 128,000"),
+        Field("model", "timeout", "Request timeout (seconds)"),
     ]),
     ("Background review", [
-        Field("review", "model", "text", "Review model", "empty: the main model"),
-        Field("review", "max_iterations", "number", "Review iterations at most"),
+        Field("review", "model", "Review model", "empty: the main model"),
+        Field("review", "max_iterations", "Review iterations at most"),
     ]),
     ("Context compression", [
-        Field("compression", "enabled", "bool", "Compress long conversations"),
-        Field("compression", "threshold", "number", "Compress at this share of the context window", "between 0 and 1"),
+        Field("compression", "enabled", "Compress long conversations"),
+        Field("compression", "threshold", "Compress at this share of the context window", "between 0 and 1"),
     ]),
 ]  # fmt: skip
 FIELDS = [f for _, fields in GROUPS for f in fields]
