@@ -169,7 +169,8 @@ def like_scan(q: str, limit: int = 20) -> list[object]:
     which lets it stop early on common words: the comparison favours the scan."""
     from django.db import connection
 
-    from knowledge.search import COUNT_CAP, MessageHit, _to_datetime
+    from knowledge.search import _to_datetime
+    from knowledge.search_results import COUNT_CAP, MessageHit
     from knowledge.snippets import substring_snippet
 
     terms = q.split()

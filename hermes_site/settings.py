@@ -7,6 +7,8 @@ import secrets
 import sys
 from pathlib import Path
 
+import dj_database_url
+
 from hermes_site import config as hermes_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -51,6 +53,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "django_tasks",
+    "django_tasks_db",
     "agent",
     "knowledge",
 ]
@@ -89,33 +93,70 @@ TEMPLATES = [
 ]
 ASGI_APPLICATION = "hermes_site.asgi.application"
 
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": os.environ.get("HERMES_DB") or HERMES_HOME / "dashboard.sqlite3",
-        "OPTIONS": {
-            # WAL lets the browser, the terminal chat and review threads read while one writes;
-            # the busy timeout makes contending writers wait instead of failing.
-            "timeout": 20,
-            "transaction_mode": "IMMEDIATE",
-            # Memory-mapped reads (up to SQLite's default maximum, 2 GiB - 64 KiB) keep the search
-            # index in the OS page cache instead of a small private cache that one long scan can
-            # flush; with a 64 MB page cache this made search over 1M messages 10-30% faster
-            # (bench/search.py). The mapping costs address space, not memory.
-            "init_command": (
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000; "
-                "PRAGMA cache_size=-65536; PRAGMA mmap_size=2147418112;"
-            ),
-        },
-        # A file (not :memory:) so review threads and subprocesses see the same test database.
-        "TEST": {"NAME": str(HERMES_HOME / "test_dashboard.sqlite3")},
+# The embedded default: SQLite in HERMES_HOME. DATABASE_URL (postgres://user:pass@host:port/name)
+# switches to PostgreSQL for a history of millions of messages or several server processes.
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("HERMES_DB") or str(HERMES_HOME / "dashboard.sqlite3"),
+            "OPTIONS": {
+                # WAL lets the browser, the terminal chat and review threads read while one writes;
+                # the busy timeout makes contending writers wait instead of failing.
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                # Memory-mapped reads (up to SQLite's default maximum, 2 GiB - 64 KiB) keep the search
+                # index in the OS page cache instead of a small private cache that one long scan can
+                # flush; with a 64 MB page cache this made search over 1M messages 10-30% faster
+                # (bench/search.py). The mapping costs address space, not memory.
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000; "
+                    "PRAGMA cache_size=-65536; PRAGMA mmap_size=2147418112;"
+                ),
+            },
+            # A file (not :memory:) so review threads and subprocesses see the same test database.
+            "TEST": {"NAME": str(HERMES_HOME / "test_dashboard.sqlite3")},
+        }
     }
-}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# One process serves everything, so the in-memory layer is enough; the capacity leaves room for
-# a fast-streaming turn mirrored to a second tab that reads a little behind.
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
+# One process serves everything by default, so the in-memory layer is enough (the capacity leaves
+# room for a fast-streaming turn mirrored to a second tab that reads a little behind). REDIS_URL
+# (redis://host:port/db) makes toasts and streamed frames reach a browser on any worker process.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "capacity": 2000,
+                "prefix": os.environ.get("HERMES_REDIS_PREFIX", "hermes"),
+            },
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
+
+# Background learning jobs (reviews, end-of-session flushes): "threads" runs them on a bounded
+# pool inside the server process (the embedded default); "tasks" puts them on Django's task queue
+# with its database backend (django-tasks + django-tasks-db), run by `manage.py learning_worker`,
+# so they survive a server restart and can run on another machine.
+HERMES_QUEUE = os.environ.get("HERMES_QUEUE", "threads")
+if HERMES_QUEUE not in ("threads", "tasks"):
+    sys.stderr.write(f"error: HERMES_QUEUE must be 'threads' or 'tasks', got {HERMES_QUEUE!r}\n")
+    raise SystemExit(2)
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend"
+        if HERMES_QUEUE == "tasks"
+        else "django_tasks.backends.dummy.DummyBackend",
+        "QUEUES": ["learning"],
+    }
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -1,6 +1,7 @@
 """Full-text search over stored messages (SPEC §4).
 
-Two FTS5 indexes are created by `agent/migrations/0002_fts.py`: a word index (porter +
+On PostgreSQL the same functions run on its full-text index (knowledge/search_pg.py).
+On SQLite, two FTS5 indexes are created by `knowledge/migrations/0003_search_index.py`: a word index (porter +
 unicode61) and a trigram index over messages holding non-ASCII text. A query that contains
 Chinese, Japanese, Korean, Thai… characters goes to the trigram index (substring matching);
 everything else to the word index, ranked by bm25.
@@ -15,7 +16,6 @@ matched words — never HTML — so the template layer escapes the text and adds
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -24,73 +24,19 @@ from django.db.models import Count, Exists, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from knowledge import search_pg, search_results
 from knowledge.models import ChatSession, Message
 from knowledge.query import parse_terms
 from knowledge.search_plan import MESSAGES, SESSIONS, Filters, Plan, plan_query
+from knowledge.search_results import (
+    SESSION_BATCH,
+    ContextMessage,
+    MessageHit,
+    SearchPage,
+    SessionHit,
+    SessionSummary,
+)
 from knowledge.snippets import stem_snippet, substring_snippet
-
-COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
-SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
-
-
-# -- result types ----------------------------------------------------------------------------------
-
-
-@dataclass
-class MessageHit:
-    message_id: int
-    session_id: str
-    session_title: str
-    source: str
-    role: str
-    created_at: datetime | None
-    snippet: str
-
-
-@dataclass
-class SearchPage:
-    query: str
-    results: list[MessageHit]
-    total: int  # capped at COUNT_CAP
-    total_capped: bool  # True: "COUNT_CAP+" matches
-    searchable: bool = True  # False when the query had nothing to search for
-
-    @property
-    def total_display(self) -> str:
-        return f"{self.total}+" if self.total_capped else str(self.total)
-
-
-@dataclass
-class ContextMessage:
-    message_id: int
-    role: str
-    content: str
-    created_at: datetime | None
-    tool_name: str = ""
-    is_match: bool = False
-
-
-@dataclass
-class SessionHit:
-    session_id: str
-    title: str
-    source: str
-    started_at: datetime | None
-    updated_at: datetime | None
-    message_id: int
-    snippet: str
-    context: list[ContextMessage] = field(default_factory=list)
-
-
-@dataclass
-class SessionSummary:
-    session_id: str
-    title: str
-    source: str
-    started_at: datetime | None
-    updated_at: datetime | None
-    message_count: int
-    preview: str
 
 
 def _to_datetime(value: Any) -> datetime | None:
@@ -118,14 +64,16 @@ def _count(cur: Any, plan: Plan) -> int:
     frm = plan.from_sql if plan.filter_where else plan.table
     where = plan.where_sql if plan.filter_where else " AND ".join(plan.index_where)
     params = plan.params if plan.filter_where else plan.index_params
-    cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s)", [*params, COUNT_CAP + 1])
+    cur.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s)", [*params, search_results.COUNT_CAP + 1]
+    )
     return int(cur.fetchone()[0])
 
 
 def _page(cur: Any, plan: Plan, total: int, limit: int, offset: int) -> tuple[list[int], dict[int, str]]:
     """The ids of one page of hits, best first, and the snippets already computed for them."""
     t = plan.table
-    if plan.ranked and not plan.filter_where and total > COUNT_CAP:
+    if plan.ranked and not plan.filter_where and total > search_results.COUNT_CAP:
         cur.execute(
             f"SELECT rowid FROM {t} WHERE {' AND '.join(plan.index_where)} ORDER BY bm25({t}) LIMIT %s OFFSET %s",
             [*plan.index_params, limit, offset],
@@ -185,14 +133,16 @@ def search_messages(
     if not terms:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    plan = plan_query(terms, filters)
     limit, offset = max(1, limit), max(0, offset)
+    if connection.vendor == "postgresql":
+        return search_pg.search_messages(query, terms, filters, limit, offset)
+    plan = plan_query(terms, filters)
     rows: dict[int, tuple[Any, ...]] = {}
     ids: list[int] = []
     snippets: dict[int, str] = {}
     with connection.cursor() as cur:
         total = _count(cur, plan)
-        if total > min(offset, COUNT_CAP):  # a capped count says nothing about deep pages
+        if total > min(offset, search_results.COUNT_CAP):  # a capped count says nothing about deep pages
             ids, snippets = _page(cur, plan, total, limit, offset)
             rows = _message_rows(cur, ids)
             ids = [i for i in ids if i in rows]  # an index entry without its message: skip it
@@ -214,7 +164,7 @@ def search_messages(
                 snippet=snippets.get(mid) or substring_snippet(content, plan.needles),
             )
         )
-    return SearchPage(query=query, results=results, total=min(total, COUNT_CAP), total_capped=total > COUNT_CAP)
+    return SearchPage.capped(query, results, total)
 
 
 def search_sessions(
@@ -233,8 +183,34 @@ def search_sessions(
     terms = parse_terms(query or "")
     if not terms:
         return []
-    plan = plan_query(terms, Filters(date_from, date_to, roles, sources, exclude_session_id, session_id))
+    filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     limit = max(1, limit)
+    if connection.vendor == "postgresql":
+        best, snippets = search_pg.best_per_session(terms, filters, limit)
+    else:
+        best, snippets = _best_per_session(plan_query(terms, filters), limit)
+    sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
+    hits: list[SessionHit] = []
+    for sid, mid in best:
+        s = sessions.get(sid)
+        if s is None:  # deleted between the two queries
+            continue
+        hits.append(
+            SessionHit(
+                session_id=sid,
+                title=s.display_title,
+                source=s.source,
+                started_at=s.started_at,
+                updated_at=s.updated_at,
+                message_id=mid,
+                snippet=snippets.get(mid, ""),
+                context=messages_around(sid, mid, before=context, after=context),
+            )
+        )
+    return hits
+
+
+def _best_per_session(plan: Plan, limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
     best: list[tuple[str, int]] = []
     seen: set[str] = set()
     with connection.cursor() as cur:
@@ -256,25 +232,7 @@ def search_sessions(
                     if len(best) == limit:
                         break
         snippets = _snippets_for(cur, plan, [mid for _, mid in best])
-    sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
-    hits: list[SessionHit] = []
-    for sid, mid in best:
-        s = sessions.get(sid)
-        if s is None:  # deleted between the two queries
-            continue
-        hits.append(
-            SessionHit(
-                session_id=sid,
-                title=s.display_title,
-                source=s.source,
-                started_at=s.started_at,
-                updated_at=s.updated_at,
-                message_id=mid,
-                snippet=snippets.get(mid, ""),
-                context=messages_around(sid, mid, before=context, after=context),
-            )
-        )
-    return hits
+    return best, snippets
 
 
 def _snippets_for(cur: Any, plan: Plan, message_ids: list[int]) -> dict[int, str]:

@@ -48,7 +48,7 @@ def _bound(value: date | datetime, *, end: bool) -> str:
     return str(connection.ops.adapt_datetimefield_value(value))
 
 
-def _filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
+def filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
     where: list[str] = []
     params: list[Any] = []
     if f.date_from is not None:
@@ -119,7 +119,7 @@ def _snippet_sql(table: str) -> str:
 
 
 def plan_query(terms: list[Term], filters: Filters) -> Plan:
-    where, params = _filter_sql(filters)
+    where, params = filter_sql(filters)
     needs_session = bool(filters.sources)
     if not any(t.unsegmented for t in terms):
         words = " ".join(quote_term(t.text) for t in terms)

@@ -19,11 +19,17 @@ DROP_SEARCH_INDEX = [
 ]
 
 
+def drop_search_index(apps, schema_editor):
+    if schema_editor.connection.vendor == "sqlite":  # the index never existed elsewhere
+        for sql in DROP_SEARCH_INDEX:
+            schema_editor.execute(sql)
+
+
 class Migration(migrations.Migration):
     dependencies = [("agent", "0002_fts"), ("knowledge", "0001_initial")]
 
     operations = [
-        migrations.RunSQL(sql=DROP_SEARCH_INDEX, reverse_sql=migrations.RunSQL.noop),
+        migrations.RunPython(drop_search_index, migrations.RunPython.noop),
         migrations.AlterModelTable(name="chatsession", table="knowledge_chatsession"),
         migrations.AlterModelTable(name="message", table="knowledge_message"),
         migrations.AlterModelTable(name="reviewrun", table="knowledge_reviewrun"),

@@ -128,8 +128,18 @@ REVERSE_SQL = [f"DROP TRIGGER IF EXISTS {name}" for name in TRIGGER_NAMES] + [
 ]
 
 
+def _run(statements):
+    def run(apps, schema_editor):
+        # SQLite's FTS5; PostgreSQL gets its own full-text index (knowledge 0006_postgres_search).
+        if schema_editor.connection.vendor == "sqlite":
+            for sql in statements:
+                schema_editor.execute(sql, params=None)
+
+    return run
+
+
 class Migration(migrations.Migration):
     # Over the table moved from the agent app (agent 0003 dropped the index that named the old table).
     dependencies = [("knowledge", "0002_conversations")]
 
-    operations = [migrations.RunSQL(sql=FORWARD_SQL, reverse_sql=REVERSE_SQL)]
+    operations = [migrations.RunPython(_run(FORWARD_SQL), _run(REVERSE_SQL))]

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from knowledge import query, search
+from knowledge import query, search, search_results
 from knowledge.models import ChatSession, Message
 
 PER_PAGE = 20
@@ -32,7 +32,7 @@ def _date(value: str) -> date | None:
 
 def _page(value: str) -> int:
     try:
-        return max(1, min(int(value), search.COUNT_CAP // PER_PAGE + 1))
+        return max(1, min(int(value), search_results.COUNT_CAP // PER_PAGE + 1))
     except ValueError:
         return 1
 

@@ -22,9 +22,15 @@ TABLES = [
 ]
 
 
-def _rows(db: Path, table: str) -> list[tuple]:
+def _columns(db: Path, table: str) -> list[str]:
     with sqlite3.connect(db) as conn:
-        return sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+        return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def _rows(db: Path, table: str, columns: list[str]) -> list[tuple]:
+    """Every row, by the columns the previous schema had (later migrations add columns)."""
+    with sqlite3.connect(db) as conn:
+        return sorted(conn.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall(), key=repr)
 
 
 def test_previous_schema_migrates_with_every_row_and_the_search_index(tmp_path):
@@ -32,14 +38,15 @@ def test_previous_schema_migrates_with_every_row_and_the_search_index(tmp_path):
     home.path.mkdir()
     db = home.path / "dashboard.sqlite3"
     shutil.copy(FIXTURE, db)
-    before = {new: _rows(FIXTURE, old) for old, new in TABLES}
+    columns = {new: _columns(FIXTURE, old) for old, new in TABLES}
+    before = {new: _rows(FIXTURE, old, columns[new]) for old, new in TABLES}
     assert all(before.values()), "the fixture holds rows in every table"
 
     done = home.manage("migrate", "--noinput")
     assert done.returncode == 0, done.stderr
 
     for _old, new in TABLES:
-        assert _rows(db, new) == before[new], new
+        assert _rows(db, new, columns[new]) == before[new], new
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -10,8 +10,10 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from knowledge import search_results
 from knowledge.models import ChatSession, Message
-from knowledge.search import COUNT_CAP, recent_sessions, search_messages, search_sessions
+from knowledge.search import recent_sessions, search_messages, search_sessions
+from knowledge.search_results import COUNT_CAP
 from knowledge.snippets import HIGHLIGHT_END, HIGHLIGHT_START, snippet_segments
 
 pytestmark = pytest.mark.django_db
@@ -30,11 +32,28 @@ def _ids(page_results: list) -> list[int]:
 
 
 def _integrity_check() -> None:
+    """The index agrees with the messages (FTS5's own check; on PostgreSQL: every row indexed)."""
     with connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            cur.execute("SELECT count(*) FROM knowledge_message WHERE search_vector IS NULL OR search_text IS NULL")
+            assert cur.fetchone()[0] == 0
+            return
         cur.execute("INSERT INTO knowledge_message_fts(knowledge_message_fts, rank) VALUES('integrity-check', 1)")
         cur.execute(
             "INSERT INTO knowledge_message_trigram(knowledge_message_trigram, rank) VALUES('integrity-check', 1)"
         )
+
+
+def _damage_index() -> None:
+    """Empty the index and drop what keeps it current, as a bad restore or old migration would."""
+    with connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            cur.execute("DROP TRIGGER knowledge_message_search ON knowledge_message")
+            cur.execute("UPDATE knowledge_message SET search_vector = NULL, search_text = NULL")
+            return
+        cur.execute("INSERT INTO knowledge_message_fts(knowledge_message_fts) VALUES('delete-all')")
+        cur.execute("DELETE FROM knowledge_message_trigram")
+        cur.execute("DROP TRIGGER knowledge_message_search_ai")
 
 
 def test_more_relevant_message_ranks_first() -> None:
@@ -210,10 +229,7 @@ def test_recent_sessions_lists_active_sessions_newest_first() -> None:
 def test_rebuild_command_restores_a_damaged_index() -> None:
     s = _session("rebuild")
     m = _msg(s, "memcached eviction policy 缓存淘汰策略")
-    with connection.cursor() as cur:
-        cur.execute("INSERT INTO knowledge_message_fts(knowledge_message_fts) VALUES('delete-all')")
-        cur.execute("DELETE FROM knowledge_message_trigram")
-        cur.execute("DROP TRIGGER knowledge_message_search_ai")
+    _damage_index()
     assert search_messages("memcached").results == []
     call_command("rebuild_search_index", verbosity=0)
     assert _ids(search_messages("memcached").results) == [m.id]
@@ -253,9 +269,8 @@ def test_any_text_searches_without_error(text: str) -> None:
 
 
 def test_filters_stay_exact_when_there_are_many_hits(monkeypatch: pytest.MonkeyPatch) -> None:
-    import knowledge.search as search
 
-    monkeypatch.setattr(search, "COUNT_CAP", 1)  # so even this small result counts as "many hits"
+    monkeypatch.setattr(search_results, "COUNT_CAP", 1)  # so even this small result counts as "many hits"
     here, other = _session("here"), _session("other")
     for _ in range(5):
         _msg(here, "rabbitmq rabbitmq rabbitmq queue", role="assistant")
@@ -270,7 +285,6 @@ def test_filters_stay_exact_when_there_are_many_hits(monkeypatch: pytest.MonkeyP
 
 def test_ranking_is_exact_over_all_hits_not_just_the_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     """An old strong match beats many newer weak ones, on every query path and every page."""
-    import knowledge.search as search
 
     old_session, new_session = _session("old"), _session("new")
     strong = _msg(old_session, "zookeeper zookeeper zookeeper ensemble")
@@ -279,7 +293,7 @@ def test_ranking_is_exact_over_all_hits_not_just_the_newest(monkeypatch: pytest.
     weak = [_msg(new_session, f"zookeeper {filler} {'pad ' * i}") for i in range(40)]
     expected = [strong.id] + [m.id for m in weak]
     for cap in (1000, 5):  # streaming ORDER BY rank, then the top-N path for "many hits"
-        monkeypatch.setattr(search, "COUNT_CAP", cap)
+        monkeypatch.setattr(search_results, "COUNT_CAP", cap)
         assert _ids(search_messages("zookeeper", limit=50).results) == expected
         pages = [_ids(search_messages("zookeeper", limit=7, offset=o).results) for o in range(0, 41, 7)]
         assert sum(pages, []) == expected

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from knowledge import search
+from knowledge import search_results
 from knowledge.models import ChatSession, Message
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +100,7 @@ def test_pagination_and_counts(auth_client) -> None:
 
 
 def test_count_shows_plus_when_capped(auth_client, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search, "COUNT_CAP", 5)
+    monkeypatch.setattr(search_results, "COUNT_CAP", 5)
     s = _session("cap")
     for i in range(8):
         _msg(s, f"capybara {i}")

@@ -15,6 +15,16 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
 _fts_migration = importlib.import_module("knowledge.migrations.0003_search_index")
+_pg_migration = importlib.import_module("knowledge.migrations.0006_postgres_search")
+
+
+def rebuild_postgres(cursor: Any) -> int:
+    """PostgreSQL: recreate the trigger and indexes if missing and recompute every row's entry."""
+    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE refuses pending deferred checks
+    for sql in _pg_migration.FORWARD:
+        cursor.execute(sql)
+    cursor.execute("SELECT count(*) FROM knowledge_message")
+    return int(cursor.fetchone()[0])
 
 
 def rebuild_indexes(cursor: Any) -> dict[str, int]:
@@ -36,6 +46,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.monotonic()
+        if connection.vendor == "postgresql":
+            with transaction.atomic(), connection.cursor() as cur:
+                count = rebuild_postgres(cur)
+            self.stdout.write(f"Indexed {count} messages in {time.monotonic() - started:.1f}s.")
+            return
         with transaction.atomic(), connection.cursor() as cur:
             counts = rebuild_indexes(cur)
             if options["optimize"]:

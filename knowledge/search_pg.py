@@ -1,0 +1,140 @@
+"""Full-text search on PostgreSQL: the same results as the FTS5 path (knowledge/search.py),
+from the index of knowledge 0006_postgres_search.
+
+Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
+accents folded), one per literal term from the same sanitiser (knowledge/query.py), ANDed, so
+nothing a person types is tsquery syntax; hits are ranked by `ts_rank_cd` (best first). Queries
+with Chinese, Japanese, Korean… characters are substring matches on `search_text`, served by a
+pg_trgm GIN index, newest first, as the FTS5 trigram path. Snippets are cut in Python from the
+page's content (knowledge/snippets.py), with `ts_headline` as the fallback for hits in tool
+names or arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from knowledge import search_results
+from knowledge.query import Term
+from knowledge.search_plan import Filters, filter_sql
+from knowledge.search_results import MessageHit, SearchPage
+from knowledge.snippets import ELLIPSIS, HIGHLIGHT_END, HIGHLIGHT_START, query_stems, stem_snippet, substring_snippet
+
+CONFIG = "hermes"
+_HEADLINE = (
+    f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_END}, MaxWords=16, MinWords=6, FragmentDelimiter={ELLIPSIS}"
+)
+
+
+@dataclass
+class PgPlan:
+    where: str
+    params: list[Any]
+    rank: str | None  # SQL of the rank (needs `tsq`), or None for newest first
+    tsquery: str | None
+    tsquery_params: list[Any]
+    needs_session: bool
+    needles: list[str]
+    stems: frozenset[str]
+
+    @property
+    def from_sql(self) -> str:
+        # The query first: joins after the message table bind to it.
+        tsq = f"(SELECT {self.tsquery} AS q) tsq, " if self.tsquery else ""
+        join = " JOIN knowledge_chatsession s ON s.id = m.session_id" if self.needs_session else ""
+        return f"{tsq}knowledge_message m{join}"
+
+    @property
+    def all_params(self) -> list[Any]:
+        return self.tsquery_params + self.params
+
+    @property
+    def order(self) -> str:
+        return f"{self.rank} DESC, m.id DESC" if self.rank else "m.id DESC"
+
+
+def _like(term: str) -> str:
+    escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def plan(terms: list[Term], filters: Filters) -> PgPlan:
+    where, params = filter_sql(filters)
+    needs_session = bool(filters.sources)
+    if any(t.unsegmented for t in terms):
+        subs = ["m.search_text LIKE %s" for _ in terms]
+        return PgPlan(
+            " AND ".join(subs + where), [_like(t.text) for t in terms] + params, None, None, [],
+            needs_session, [t.text for t in terms], frozenset(),
+        )  # fmt: skip
+    tsquery = " && ".join(f"phraseto_tsquery('{CONFIG}', %s)" for _ in terms)
+    return PgPlan(
+        " AND ".join(["m.search_vector @@ tsq.q", *where]), params, "ts_rank_cd(m.search_vector, tsq.q, 1)",
+        tsquery, [t.text for t in terms], needs_session, [], query_stems(t.text for t in terms),
+    )  # fmt: skip
+
+
+def _headlines(cur: Any, p: PgPlan, ids: list[int]) -> dict[int, str]:
+    if not ids or p.tsquery is None:
+        return {}
+    cur.execute(
+        f"SELECT m.id, ts_headline('{CONFIG}', coalesce(m.content, '') || ' ' || coalesce(m.search_text, ''),"
+        " tsq.q, %s)"
+        f" FROM knowledge_message m, (SELECT {p.tsquery} AS q) tsq WHERE m.id = ANY(%s)",
+        [_HEADLINE, *p.tsquery_params, ids],  # in the order of the %s in the SQL
+    )
+    return {mid: text for mid, text in cur.fetchall() if HIGHLIGHT_START in (text or "")}
+
+
+def snippets_for(cur: Any, p: PgPlan, contents: dict[int, str]) -> dict[int, str]:
+    """Snippets of these messages (id -> content): Python-cut words, ts_headline, or substrings."""
+    found = {mid: cut for mid, text in contents.items() if p.stems and (cut := stem_snippet(text, p.stems))}
+    found.update(_headlines(cur, p, [mid for mid in contents if mid not in found]))
+    for mid, text in contents.items():
+        found.setdefault(mid, substring_snippet(text, p.needles))
+    return found
+
+
+def search_messages(query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
+    p = plan(terms, filters)
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {p.from_sql} WHERE {p.where} LIMIT %s) hits",
+            [*p.all_params, search_results.COUNT_CAP + 1],
+        )
+        total = int(cur.fetchone()[0])
+        rows: list[tuple[Any, ...]] = []
+        if total > min(offset, search_results.COUNT_CAP):
+            cur.execute(
+                "SELECT m.id, m.session_id, s2.title, s2.name, s2.source, m.role, m.created_at, m.content"
+                f" FROM {p.from_sql} JOIN knowledge_chatsession s2 ON s2.id = m.session_id"
+                f" WHERE {p.where} ORDER BY {p.order} LIMIT %s OFFSET %s",
+                [*p.all_params, limit, offset],
+            )
+            rows = cur.fetchall()
+        snippets = snippets_for(cur, p, {row[0]: row[7] for row in rows})
+    results = [
+        MessageHit(mid, sid, title or name or "New chat", source, role, created, snippets.get(mid, ""))
+        for mid, sid, title, name, source, role, created, _content in rows
+    ]
+    return SearchPage.capped(query, results, total)
+
+
+def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
+    """(session id, best message id) for the `limit` best sessions, and those messages' snippets."""
+    p = plan(terms, filters)
+    with connection.cursor() as cur:
+        ranked = f"{p.rank} AS r" if p.rank else "m.id AS r"
+        cur.execute(
+            f"SELECT session_id, id FROM (SELECT DISTINCT ON (m.session_id) m.session_id, m.id, {ranked}"
+            f" FROM {p.from_sql} WHERE {p.where} ORDER BY m.session_id, {p.order}) best"
+            " ORDER BY r DESC, id DESC LIMIT %s",
+            [*p.all_params, limit],
+        )
+        best = [(sid, mid) for sid, mid in cur.fetchall()]
+        cur.execute("SELECT id, content FROM knowledge_message WHERE id = ANY(%s)", [[mid for _, mid in best]])
+        snippets = snippets_for(cur, p, dict(cur.fetchall()))
+    return best, snippets

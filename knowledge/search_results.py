@@ -1,0 +1,71 @@
+"""What a search returns, whichever database runs it (SQLite FTS5 or PostgreSQL full-text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
+SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
+
+
+@dataclass
+class MessageHit:
+    message_id: int
+    session_id: str
+    session_title: str
+    source: str
+    role: str
+    created_at: datetime | None
+    snippet: str
+
+
+@dataclass
+class SearchPage:
+    query: str
+    results: list[MessageHit]
+    total: int  # capped at COUNT_CAP
+    total_capped: bool  # True: "COUNT_CAP+" matches
+    searchable: bool = True  # False when the query had nothing to search for
+
+    @classmethod
+    def capped(cls, query: str, results: list[MessageHit], total: int) -> SearchPage:
+        """A page whose count stops at COUNT_CAP ("1000+")."""
+        return cls(query=query, results=results, total=min(total, COUNT_CAP), total_capped=total > COUNT_CAP)
+
+    @property
+    def total_display(self) -> str:
+        return f"{self.total}+" if self.total_capped else str(self.total)
+
+
+@dataclass
+class ContextMessage:
+    message_id: int
+    role: str
+    content: str
+    created_at: datetime | None
+    tool_name: str = ""
+    is_match: bool = False
+
+
+@dataclass
+class SessionHit:
+    session_id: str
+    title: str
+    source: str
+    started_at: datetime | None
+    updated_at: datetime | None
+    message_id: int
+    snippet: str
+    context: list[ContextMessage] = field(default_factory=list)
+
+
+@dataclass
+class SessionSummary:
+    session_id: str
+    title: str
+    source: str
+    started_at: datetime | None
+    updated_at: datetime | None
+    message_count: int
+    preview: str

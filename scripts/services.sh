@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# PostgreSQL and Redis from Debian's packages, started by hand on loopback (these machines have
+# no systemd): a throwaway PostgreSQL cluster in a folder of its own and a Redis without
+# persistence. Sourced by scripts/test.sh and scripts/serve-cluster.sh:
+#   ensure_packages; start_postgres DIR PORT; start_redis DIR PORT; stop_services DIR
+# Exports DATABASE_URL and REDIS_URL for what runs afterwards.
+
+ensure_packages() {
+  local missing=()
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql postgresql-contrib)
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  if [ ${#missing[@]} -gt 0 ]; then
+    local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
+  fi
+}
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# PostgreSQL refuses to run as root: the cluster belongs to the `postgres` user (made by the package).
+_as_pg() {
+  if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi
+}
+
+start_postgres() {
+  local dir="$1" port="$2" bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+  mkdir -p "$dir/pg"
+  [ "$(id -u)" = 0 ] && chown -R postgres "$dir/pg"
+  _as_pg "$bin/initdb -D '$dir/pg/data' -U postgres -E UTF8 --locale=C.UTF-8 -A trust" >/dev/null
+  _as_pg "$bin/pg_ctl -D '$dir/pg/data' -l '$dir/pg/log' -w -o \"-p $port -k '$dir/pg' -c listen_addresses=127.0.0.1 -c fsync=off\" start" >/dev/null
+  _as_pg "$bin/createdb -h 127.0.0.1 -p $port -U postgres hermes"
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$port/hermes"
+  export HERMES_PG_BIN="$bin" HERMES_PG_DIR="$dir/pg"
+}
+
+start_redis() {
+  local dir="$1" port="$2"
+  mkdir -p "$dir/redis"
+  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --daemonize yes \
+    --dir "$dir/redis" --pidfile "$dir/redis/redis.pid" --logfile "$dir/redis/log"
+  export REDIS_URL="redis://127.0.0.1:$port/0"
+}
+
+stop_services() {
+  local dir="$1"
+  if [ -f "$dir/redis/redis.pid" ]; then kill "$(cat "$dir/redis/redis.pid")" 2>/dev/null || true; fi
+  if [ -n "${HERMES_PG_BIN:-}" ] && [ -d "$dir/pg/data" ]; then
+    _as_pg "$HERMES_PG_BIN/pg_ctl -D '$dir/pg/data' -m fast stop" >/dev/null 2>&1 || true
+  fi
+}
