@@ -7,8 +7,10 @@ class AgentConfig(AppConfig):
 
     def ready(self) -> None:
         # An approved pending write is applied by the tool that staged it (knowledge.approvals).
+        from agent import live
         from agent.tools import memory_tool, skill_tools
         from knowledge import approvals
 
+        live.listen()  # review notices reach the pages (toasts), from any thread or process
         approvals.register_applier("memory", lambda pending, prov: memory_tool.apply_pending(pending, prov))
         approvals.register_applier("skill", skill_tools.apply_pending)

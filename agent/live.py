@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import threading
 from typing import Any
 
-from channels.layers import get_channel_layer
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from agent import notify
 
@@ -58,18 +58,19 @@ class TurnGate:
 
 
 gate = TurnGate()
+# Only needed with the in-memory channel layer, which lives on this process's event loop.
 _loop: asyncio.AbstractEventLoop | None = None
-_unsubscribe: Any = None
-_sub_lock = threading.Lock()
 
 
 def capture_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Remember the server's loop (the latest one: tests run one loop per test) and listen."""
-    global _loop, _unsubscribe
+    """Remember the server's loop (the latest one: tests run one loop per test)."""
+    global _loop
     _loop = loop
-    with _sub_lock:
-        if _unsubscribe is None:
-            _unsubscribe = notify.subscribe(_on_notice)
+
+
+def listen() -> None:
+    """Forward every review notice of this process to the pages (called once, at start-up)."""
+    notify.subscribe(on_notice)
 
 
 def notice_href(notice: notify.ReviewNotice) -> str:
@@ -97,13 +98,17 @@ def notice_payload(notice: notify.ReviewNotice) -> dict[str, Any]:
     }
 
 
-def _on_notice(notice: notify.ReviewNotice) -> None:
-    """Called on the review thread: hand the notice to the server's loop."""
+def on_notice(notice: notify.ReviewNotice) -> None:
+    """Called on the review's thread. With the in-memory layer the send must run on the server's
+    loop (DESIGN "Known traps"); a shared layer (Redis) is reached from any thread or process,
+    e.g. a queue worker, and delivers to the pages of every server process."""
     loop = _loop
-    if loop is None or loop.is_closed():
+    if loop is not None and not loop.is_closed():
+        asyncio.run_coroutine_threadsafe(_forward(notice), loop)
+    elif not isinstance(get_channel_layer(), InMemoryChannelLayer):
+        async_to_sync(broadcast)("review.notice", notice_payload(notice))
+    else:
         log.info("review %s finished with no page connected; no toast to send", notice.review_id)
-        return
-    asyncio.run_coroutine_threadsafe(_forward(notice), loop)
 
 
 async def _forward(notice: notify.ReviewNotice) -> None:

@@ -18,14 +18,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import close_old_connections
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django_tasks import task
 
 from agent import notify
+from agent.llm import client_from_config
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
+from agent.toolset import build_registry
+from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge import runs
-from knowledge.models import ReviewRun
+from knowledge.models import Message, ReviewRun
 from knowledge.workers import this_worker
 
 log = logging.getLogger(__name__)
@@ -125,18 +130,54 @@ def spawn_review(
     trigger: str = "nudge",
 ) -> Future[ReviewRun | None]:
     kind = prompt_kind(review_memory, review_skills)
+    durable = settings.HERMES_QUEUE == "tasks"
     run = ReviewRun.objects.create(
         session_id=session_id,
         trigger=trigger,
         prompt_kind=kind,
         model=config.review_model,
         status="queued",
-        worker=this_worker(),
+        # On the durable queue no process holds it until a worker starts it.
+        worker=runs.IN_QUEUE if durable else this_worker(),
+        upto_message_id=Message.objects.filter(session_id=session_id)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first(),
     )
+    if durable:
+        transaction.on_commit(lambda: enqueue_review(run.pk))
+        queued: Future[ReviewRun | None] = Future()
+        queued.set_result(run)  # the queue worker (manage.py learning_worker) runs it
+        return queued
     job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
     future = _pool.submit(_run_review, job)
     future.add_done_callback(_report_crash)
     return future
+
+
+def enqueue_review(run_id: int) -> None:
+    review_task.enqueue(run_id)
+
+
+@task(queue_name="learning")
+def review_task(run_id: int) -> None:
+    """A review on the durable queue: everything it needs is found again from its run's id
+    (the conversation up to the message the turn ended with, today's config and tools)."""
+    run = ReviewRun.objects.select_related("session").get(pk=run_id)
+    if run.status not in ReviewRun.ACTIVE or run.session is None:
+        log.info("review %s is already %s; nothing to do", run_id, run.status)
+        return
+    config = hermes_config.get()
+    job = ReviewJob(
+        run_id,
+        run.session.pk,
+        run.session.api_messages(upto_id=run.upto_message_id),
+        run.prompt_kind,
+        config,
+        build_registry(config),
+        client_from_config,
+    )
+    _run_review(job)
 
 
 def _report_crash(future: Future[ReviewRun | None]) -> None:

@@ -84,7 +84,7 @@ class AgentSession:
         self.registry = registry
         self.client_factory = client_factory
         self._client: ModelClient | None = None
-        self.messages: list[dict[str, Any]] = self._load_messages()
+        self.messages: list[dict[str, Any]] = session.api_messages()
         # Messages stored so far as this agent knows them: another process's turn changes the count.
         self.known_messages = session.message_count
         self.counters = NudgeCounters(
@@ -126,16 +126,6 @@ class AgentSession:
                 system_prompt=build_system_prompt(config),
             )
         return cls(session, **kwargs)
-
-    def _load_messages(self) -> list[dict[str, Any]]:
-        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.session.system_prompt}]
-        stored = Message.objects.filter(session=self.session, id__gt=self.session.context_cut_to or 0)
-        if self.session.context_summary:
-            head = list(Message.objects.filter(session=self.session, id__lte=self.session.context_head_to or 0))
-            msgs.extend(m.to_api() for m in head)
-            msgs.append({"role": "user", "content": self.session.context_summary})
-        msgs.extend(m.to_api() for m in stored)
-        return msgs
 
     @property
     def client(self) -> ModelClient:

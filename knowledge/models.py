@@ -68,6 +68,21 @@ class ChatSession(models.Model):
     def display_title(self) -> str:
         return self.title or self.name or "New chat"
 
+    def api_messages(self, upto_id: int | None = None) -> list[dict[str, Any]]:
+        """The live context in the chat-completions shape: the frozen system prompt, then the
+        stored messages (after a compression: the head, the summary, the messages after the cut),
+        up to message `upto_id` if given (what a turn that ended there had)."""
+        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
+        stored = Message.objects.filter(session=self, id__gt=self.context_cut_to or 0)
+        if upto_id is not None:
+            stored = stored.filter(id__lte=upto_id)
+        if self.context_summary:
+            head = Message.objects.filter(session=self, id__lte=self.context_head_to or 0)
+            msgs.extend(m.to_api() for m in head)
+            msgs.append({"role": "user", "content": self.context_summary})
+        msgs.extend(m.to_api() for m in stored)
+        return msgs
+
 
 class Message(models.Model):
     ROLES = [("system", "system"), ("user", "user"), ("assistant", "assistant"), ("tool", "tool")]
@@ -119,8 +134,11 @@ class ReviewRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # The server process running it (knowledge/workers.py), so a dead one's runs can be failed.
+    # The server process running it (knowledge/workers.py), so a dead one's runs can be failed;
+    # "queue" while it waits on the durable queue.
     worker = models.CharField(max_length=200, blank=True, default="")
+    # The last message of the conversation it reviews (a queued job rebuilds it from here).
+    upto_message_id = models.BigIntegerField(null=True, blank=True)
 
     ACTIVE = ("queued", "running")
 

@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import DatabaseError
 
 from knowledge import turns
@@ -19,6 +20,7 @@ from knowledge.workers import is_alive
 
 log = logging.getLogger(__name__)
 
+IN_QUEUE = "queue"  # the worker of a run waiting on the durable queue: no process holds it yet
 STALE_REASON = "The server process running this review stopped before it finished (found at start-up)."
 POLL_SECONDS = 0.2
 
@@ -44,22 +46,42 @@ def wait_idle(
     return True
 
 
+def orphans() -> list[ReviewRun]:
+    """Queued or running runs whose process is gone (runs waiting on the durable queue are not)."""
+    active = ReviewRun.objects.filter(status__in=ReviewRun.ACTIVE).exclude(status="queued", worker=IN_QUEUE)
+    return [run for run in active.only("pk", "worker", "status") if not run.worker or not is_alive(run.worker)]
+
+
+def requeue_orphans(enqueue: Callable[[int], None]) -> list[int]:
+    """The durable queue's recovery, when a queue worker starts: a review whose worker died
+    (killed mid-review) goes back on the queue, to be run again from its conversation, once."""
+    requeued = []
+    for run in orphans():
+        if ReviewRun.objects.filter(pk=run.pk, worker=run.worker, status__in=ReviewRun.ACTIVE).update(
+            status="queued", worker=IN_QUEUE
+        ):
+            enqueue(run.pk)
+            requeued.append(run.pk)
+    return requeued
+
+
 def fail_stale(reason: str = STALE_REASON) -> int:
     """Mark failed every queued or running run whose process is gone; returns how many."""
     failed = 0
-    for run in ReviewRun.objects.filter(status__in=ReviewRun.ACTIVE).only("pk", "worker", "status"):
-        if not run.worker or not is_alive(run.worker):
-            failed += ReviewRun.objects.filter(pk=run.pk, worker=run.worker, status__in=ReviewRun.ACTIVE).update(
-                status="failed", error=reason
-            )
+    for run in orphans():
+        failed += ReviewRun.objects.filter(pk=run.pk, worker=run.worker, status__in=ReviewRun.ACTIVE).update(
+            status="failed", error=reason
+        )
     return failed
 
 
 def recover_after_restart() -> None:
     """At a server's or terminal's start: fail the reviews and free the turns that a process which
-    died left behind, so no run shows "running" forever and no chat stays "busy"."""
+    died left behind, so no run shows "running" forever and no chat stays "busy". On the durable
+    queue the reviews are the queue workers' to recover (`manage.py learning_worker` re-runs them)."""
+    durable = settings.HERMES_QUEUE == "tasks"
     try:
-        failed, freed = fail_stale(), turns.release_dead()
+        failed, freed = (0 if durable else fail_stale()), turns.release_dead()
     except DatabaseError as exc:  # not migrated yet: nothing can be stale
         log.info("no stale work checked: %s", exc)
         return

@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import dbs
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -22,6 +24,7 @@ class CLIHome:
         env.update(
             {"HERMES_HOME": str(self.path), "PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "hermes_site.settings"}
         )
+        env.update(dbs.database_env(self.path))
         if self.base_url:
             env.update({"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "scripted-model"})
         env.update(extra)

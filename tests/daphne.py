@@ -12,7 +12,6 @@ import http.client
 import os
 import re
 import secrets
-import sqlite3
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests import dbs
 
 ROOT = Path(__file__).resolve().parent.parent
 _LISTENING = re.compile(r"Listening on TCP address [\d.]+:(\d+)")
@@ -48,8 +49,7 @@ class Daphne:
 
     def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         """Read the server's database (e.g. what was stored) from the test."""
-        with sqlite3.connect(self.home / "dashboard.sqlite3", timeout=20) as db:
-            return db.execute(sql, args).fetchall()
+        return dbs.query(self.home, sql, *args)
 
     def write_skill(self, name: str, description: str, body: str, category: str = "") -> Path:
         folder = self.home / "skills" / category / name if category else self.home / "skills" / name
@@ -68,6 +68,7 @@ def server_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str,
         env.pop(var, None)
     env.update(
         HERMES_HOME=str(home),
+        **dbs.database_env(home),
         DJANGO_SETTINGS_MODULE="hermes_site.settings",
         PYTHONUNBUFFERED="1",
         HERMES_LOG_LEVEL="INFO",  # daphne's "Listening on TCP address" line carries the real port

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
+from tests import dbs
 from tests.cli import new_home
 from tests.fakellm import Reply
 
 
 def _rows(home, sql, *args):
-    with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
-        return db.execute(sql, args).fetchall()
+    return dbs.query(home.path, sql, *args)
 
 
 def test_two_turns_then_resume_same_conversation_and_prompt(tmp_path, server):
@@ -128,4 +126,5 @@ def test_first_run_in_a_new_home_creates_the_database(tmp_path, server):
     r = home.manage("chat", "-m", "hello")
     assert r.returncode == 0, r.stderr
     assert "answer to hello" in r.stdout
-    assert (home.path / "config.yaml").exists() and (home.path / "dashboard.sqlite3").exists()
+    assert (home.path / "config.yaml").exists()
+    assert _rows(home, "select count(*) from knowledge_chatsession") == [(1,)]  # its database was created

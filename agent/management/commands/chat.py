@@ -18,6 +18,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
 
 from agent import notify
 from agent.llm import LLMError
@@ -25,6 +26,7 @@ from agent.loop import TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.review import wait_for_reviews
 from agent.runner import AgentSession, InputTooLarge
 from hermes_site.config import ConfigError
+from knowledge.models import ReviewRun
 from knowledge.runs import recover_after_restart
 
 REVIEW_WAIT_SECONDS = 120.0
@@ -47,6 +49,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         self._print_lock = threading.Lock()
+        self._heard: set[int] = set()  # reviews whose notice this process printed
+        self._started = timezone.now()
         _ensure_database()
         recover_after_restart()
         try:
@@ -62,6 +66,7 @@ class Command(BaseCommand):
                     failed = not self._turn(agent, text) or failed
                 if not wait_for_reviews(agent.session.pk, opts["review_wait"]):
                     self._err("A background review is still running; it will be recorded when it finishes.")
+                self._print_reviews_run_elsewhere(agent.session.pk)
             else:
                 self._interactive(agent)
         finally:
@@ -88,12 +93,20 @@ class Command(BaseCommand):
         def listener(notice: notify.ReviewNotice) -> None:
             if notice.session_id != session_id:
                 return
+            self._heard.add(notice.review_id)
             if notice.line:
                 self._out(notice.line)
             elif notice.error:
                 self._note(f"review failed: {notice.error}")
 
         return listener
+
+    def _print_reviews_run_elsewhere(self, session_id: str) -> None:
+        """On the durable queue a review runs in a queue worker: its 💾 line is read back from its run."""
+        done = ReviewRun.objects.filter(session_id=session_id, status="done", created_at__gte=self._started)
+        for run in done.exclude(pk__in=self._heard).order_by("id"):
+            if run.changes:
+                self._out(f"💾 {run.summary}")
 
     # -- turns --------------------------------------------------------------------------------
     def _turn(self, agent: AgentSession, text: str) -> bool:

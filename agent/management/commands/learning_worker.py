@@ -1,0 +1,58 @@
+"""`python manage.py learning_worker` — run reviews (and session ends) from the durable queue.
+
+With HERMES_QUEUE=tasks the servers put learning jobs on Django's task queue (the django-tasks
+database backend) instead of their own threads; this command runs them, on this machine or
+another one sharing the database and the knowledge files. Start as many as you like: each job
+is claimed by one worker, and one review per session runs at a time across all of them.
+
+A worker killed mid-review (a crash, a deploy, kill -9) leaves its job "running": when any
+worker starts, such a review goes back on the queue and is run again from its conversation,
+so it completes once. Its half-written task record is marked failed with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import CommandError, CommandParser
+from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
+from django_tasks_db.models import DBTaskResult
+
+from agent import review
+from knowledge import runs
+from knowledge.workers import is_alive, this_worker
+
+log = logging.getLogger(__name__)
+
+
+def recover() -> list[int]:
+    """Put back on the queue the reviews whose worker died; close their dead task records."""
+    requeued = runs.requeue_orphans(review.enqueue_review)
+    for record in DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING):
+        holder = record.worker_ids[-1] if record.worker_ids else ""
+        if not is_alive(holder):
+            DBTaskResult.objects.filter(pk=record.pk, status=TaskResultStatus.RUNNING).update(
+                status=TaskResultStatus.FAILED, finished_at=timezone.now()
+            )
+    return requeued
+
+
+class Command(DatabaseWorker):
+    help = "Run the learning jobs (reviews, session ends) from the durable queue (HERMES_QUEUE=tasks)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        # This worker's id is its host and pid, so the next worker can tell it died.
+        parser.set_defaults(queue_name="learning", worker_id=this_worker()[-64:], startup_delay=False)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if settings.HERMES_QUEUE != "tasks":
+            raise CommandError("HERMES_QUEUE is not 'tasks': the servers run learning jobs themselves.")
+        requeued = recover()
+        if requeued:
+            log.warning("put %d review(s) of a stopped worker back on the queue: %s", len(requeued), requeued)
+        super().handle(*args, **options)
