@@ -7,6 +7,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests import dbs
 
@@ -29,6 +30,9 @@ class CLIHome:
             env.update({"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "scripted-model"})
         env.update(extra)
         return env
+
+    def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        return dbs.query(self.path, sql, *args)
 
     def manage(self, *args: str, timeout: float = 120, input: str | None = None, env: dict[str, str] | None = None):
         return subprocess.run(

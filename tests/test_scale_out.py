@@ -1,0 +1,139 @@
+"""Past one process: a toast crosses daphne workers through Redis, and a review on the durable
+queue survives its worker being killed mid-review (it completes once, not twice)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect as ws_connect
+from websockets.typing import Origin
+
+from tests.cli import ROOT, CLIHome
+from tests.daphne import Http, another_worker, model_env, start_daphne
+from tests.fakellm import Reply, ScriptedLLM, last_user_text
+from tests.learning import SAVE_USER_PREF, is_review_followup, is_review_start
+
+EVERY_TURN_REVIEWED = "memory:\n  nudge_interval: 1\n  flush_min_turns: 0\nskills:\n  creation_nudge_interval: 0\n"
+
+
+def _llm() -> ScriptedLLM:
+    llm = ScriptedLLM()
+    llm.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
+    llm.start()
+    return llm
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (scripts/test.sh starts one)")
+def test_review_on_worker_a_toasts_a_page_connected_to_worker_b(tmp_path):
+    llm = _llm()
+    llm.when(is_review_start, Reply(tool_calls=[SAVE_USER_PREF]))
+    llm.when(is_review_followup, Reply(text="Saved."))
+    env = {**model_env(llm.base_url), "REDIS_URL": os.environ["REDIS_URL"], "HERMES_REDIS_PREFIX": secrets.token_hex(4)}
+    try:
+        with (
+            start_daphne(tmp_path / "home", config=EVERY_TURN_REVIEWED, extra_env=env) as a,
+            another_worker(a, extra_env=env) as b,
+        ):
+            client = Http(a.port)
+            client.login(a.token)
+            assert client.get("/").status == 200
+            (session_id,) = a.query("SELECT id FROM knowledge_chatsession")[0]
+            cookie = {"Cookie": f"sessionid={client.cookies['sessionid']}"}
+
+            async def scenario() -> dict[str, Any]:
+                async with (
+                    ws_connect(
+                        f"ws://127.0.0.1:{b.port}/ws/notify/", origin=Origin(b.origin), additional_headers=cookie
+                    ) as toasts,
+                    ws_connect(
+                        f"ws://127.0.0.1:{a.port}/ws/chat/{session_id}/",
+                        origin=Origin(a.origin),
+                        additional_headers=cookie,
+                    ) as chat,
+                ):
+                    await chat.send(json.dumps({"type": "message", "text": "I use Debian base images"}))
+                    while True:
+                        frame = json.loads(await asyncio.wait_for(toasts.recv(), 60))
+                        if frame["type"] == "review":
+                            return frame
+
+            toast = asyncio.run(scenario())
+            assert toast["line"] == "💾 User profile updated"
+            assert toast["session_id"] == session_id
+    finally:
+        llm.stop()
+
+
+def _start_worker(home: CLIHome, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "learning_worker", "--interval", "0.2"],
+            cwd=ROOT,
+            env=home.env(HERMES_QUEUE="tasks"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def _wait(predicate: Any, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_queue_worker_killed_mid_review_is_restarted_and_the_review_completes_once(tmp_path):
+    llm = _llm()
+    first_attempt_started, never = threading.Event(), threading.Event()
+
+    def review(body: dict[str, Any]) -> Reply:
+        if not first_attempt_started.is_set():
+            first_attempt_started.set()
+            never.wait(60)  # the first worker dies while waiting for this answer
+        return Reply(tool_calls=[SAVE_USER_PREF])
+
+    llm.when(is_review_start, review)
+    llm.when(is_review_followup, Reply(text="Saved."))
+    home = CLIHome(tmp_path / "home", base_url=llm.base_url)
+    home.path.mkdir()
+    (home.path / "config.yaml").write_text(EVERY_TURN_REVIEWED, encoding="utf-8")
+    log = tmp_path / "worker.log"
+    try:
+        chat = home.manage(
+            "chat", "-m", "I use Debian base images", "--review-wait", "0", env={"HERMES_QUEUE": "tasks"}
+        )
+        assert chat.returncode == 0, chat.stderr
+        assert home.query("SELECT status, worker FROM knowledge_reviewrun") == [("queued", "queue")]
+
+        worker = _start_worker(home, log)
+        _wait(first_attempt_started.is_set, "the review's first model call")
+        worker.send_signal(signal.SIGKILL)  # mid-review: its model call is still waiting
+        worker.wait()
+        assert home.query("SELECT status FROM knowledge_reviewrun") == [("running",)]
+
+        worker = _start_worker(home, log)
+        try:
+            _wait(lambda: home.query("SELECT status FROM knowledge_reviewrun") == [("done",)], "the review to finish")
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+        assert home.query("SELECT count(*), max(summary) FROM knowledge_reviewrun") == [(1, "User profile updated")]
+        user_md = (home.path / "memories" / "USER.md").read_text(encoding="utf-8")
+        assert user_md.count("Prefers Debian base images") == 1
+        assert home.query("SELECT count(*) FROM knowledge_knowledgechange WHERE actor = 'review'") == [(1,)]
+        statuses = sorted(s for (s,) in home.query("SELECT status FROM django_tasks_database_dbtaskresult"))
+        assert statuses == ["FAILED", "SUCCESSFUL"]  # the killed attempt is closed, the rerun succeeded
+    finally:
+        never.set()
+        llm.stop()
