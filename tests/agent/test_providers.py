@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agent.loop import TurnDone
 from agent.providers import (
     FENCE_CLOSE,
     FENCE_OPEN,
@@ -73,7 +74,8 @@ def test_a_failing_provider_never_reaches_the_chat_and_the_others_still_run(home
     recorder = Recorder("Past: the user deploys on Mondays")
     agent.providers = ProviderManager([Broken(), recorder])
     events = list(agent.run_turn("when do I deploy?"))
-    assert type(events[-2]).__name__ == "TurnDone" and events[-2].final_text == "Here you go."
+    done = [e for e in events if isinstance(e, TurnDone)]
+    assert len(done) == 1 and done[0].final_text == "Here you go."
     agent.end("test")
     assert recorder.calls == [
         ("prefetch", "when do I deploy?"),

@@ -56,7 +56,11 @@ def test_a_kind_no_store_owns_cannot_be_undone():
 def test_undo_review_dispatches_newest_first_and_skips_undo_records():
     review = _review()
     seen: list[str] = []
-    changelog.register_restorer("ordered-test", lambda change, prov: seen.append(change.after) or None)
+
+    def restorer(change: KnowledgeChange, prov: Provenance) -> None:
+        seen.append(change.after)
+
+    changelog.register_restorer("ordered-test", restorer)
     for after in ("first", "second", "third"):
         changelog.record(
             kind="ordered-test",
