@@ -65,7 +65,7 @@ def _stored_session(pairs: int, **fields: Any) -> ChatSession:
     return session
 
 
-def test_reported_usage_past_the_threshold_needs_compression(home, llm):
+def test_reported_usage_past_the_threshold_needs_compression(home):
     write_config(home, "model:\n  context_window: 10000\n")
     agent = AgentSession.open(session_id=_stored_session(2).pk)
     agent.session.last_prompt_tokens = 4999
@@ -78,7 +78,7 @@ def test_reported_usage_past_the_threshold_needs_compression(home, llm):
     assert not needs_compression(agent)
 
 
-def test_without_reported_usage_the_character_estimate_decides(home, llm):
+def test_without_reported_usage_the_character_estimate_decides(home):
     write_config(home, "model:\n  context_window: 1000\ncompression:\n  threshold: 0.5\n")
     agent = AgentSession.open(session_id=_stored_session(1).pk)
     assert agent.session.last_prompt_tokens == 0
