@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import copy
 import fcntl
 import os
 import uuid
@@ -299,15 +298,13 @@ class SkillStore:
     def set_enabled(self, name: str, enabled: bool, prov: Provenance, undoes: KnowledgeChange | None = None) -> Path:
         with self.locked():
             info = self.get(name)
-            # Re-read under the lock so a concurrent settings change or toggle is not overwritten.
+            # Re-read under the lock so a concurrent settings change or toggle is not overwritten;
+            # save_changes touches only skills.disabled and keeps the rest of the file (Hermes' keys).
             current = hermes_config.load(self.config.home)
-            data = copy.deepcopy(current.data)
-            disabled = [n for n in data["skills"]["disabled"] if n != name]
+            disabled = [n for n in current.get("skills", "disabled") if n != name]
             if not enabled:
                 disabled.append(name)
-            data["skills"]["disabled"] = disabled
-            saved = hermes_config.save(current, data)
-            self.config = saved if saved.home == self.config.home else hermes_config.load(self.config.home)
+            self.config = hermes_config.save_changes({"skills.disabled": disabled}, self.config.home)
             # Named for what it did even when it is an undo, so undoing the undo toggles back.
             changelog.record(
                 kind="skill",

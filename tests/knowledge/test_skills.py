@@ -14,6 +14,7 @@ from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError, SkillFormatError
 from knowledge.skills import INDEX_INSTRUCTION, SkillStore, render_index
 from tests.conftest import write_config
+from tests.hermes_home import HERMES_CONFIG
 from tests.knowledge.skill_helpers import skill_md
 
 
@@ -195,6 +196,22 @@ def test_disable_leaves_the_index_and_persists_in_config(store: SkillStore, home
     fresh = SkillStore(hermes_config.get())
     assert "- deploy: Does the thing" in fresh.render_index()
     assert [c.action for c in KnowledgeChange.objects.order_by("id")][-2:] == ["disable", "enable"]
+
+
+@pytest.mark.django_db
+def test_disable_keeps_every_key_hermes_wrote(home: Path) -> None:
+    write_config(home, HERMES_CONFIG)
+    store = SkillStore(hermes_config.get())
+    store.create("deploy", skill_md("deploy"))
+    store.disable("deploy")
+    assert (home / "config.yaml").read_text() == HERMES_CONFIG.replace(
+        "  creation_nudge_interval: 10\n", "  creation_nudge_interval: 10\n  disabled: [deploy]\n"
+    )
+    store.enable("deploy")
+    assert yaml.safe_load((home / "config.yaml").read_text()) == {
+        **yaml.safe_load(HERMES_CONFIG),
+        "skills": {"external_dirs": ["~/.agents/skills"], "creation_nudge_interval": 10, "disabled": []},
+    }
 
 
 @pytest.mark.django_db
