@@ -98,14 +98,14 @@ def test_import_reports_overflow_threats_and_name_clashes(home: Path, tmp_path: 
     )
     (src / "skills" / "broken").mkdir()
     (src / "skills" / "broken" / "SKILL.md").write_text("no frontmatter", encoding="utf-8")
-    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside support dirs")
+    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside SPEC's four folders")
 
     report = transfer.import_path(src)
     by_name = {i.name: i for i in report.items}
     assert by_name["git-bisect"].outcome == "skipped" and "already exists" in by_name["git-bisect"].reason
     assert SkillStore().read("git-bisect").count("mine") == 1  # the existing skill is untouched
     assert by_name["broken"].outcome == "rejected" and "frontmatter" in by_name["broken"].reason
-    assert by_name["docker-compose-debug/notes.txt"].outcome == "skipped"
+    assert by_name["docker-compose-debug/notes.txt"].outcome == "added"  # every file of a skill is kept
     user_items = [i for i in report.items if i.kind == "user"]
     assert [i.outcome for i in user_items] == ["rejected", "rejected"]
     assert "Blocked" in user_items[0].reason and "over the limit" in user_items[1].reason
