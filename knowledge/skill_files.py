@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from knowledge.fileio import atomic_write
-from knowledge.skill_format import SKILL_FILE, SkillError, check_name, validate_skill_md
+from knowledge.skill_format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, validate_skill_md
 
 # Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
 
@@ -87,9 +87,6 @@ class SkillInfo:
         return self.enabled and not self.error
 
 
-# Hermes discovers skills recursively and installs its bundled ones three folders deep
-# (skills/mlops/inference/vllm); the walk is bounded so a stray deep tree cannot stall a listing.
-MAX_SKILL_DEPTH = 6
 MAX_SCANNED_FOLDERS = 10_000
 
 

@@ -29,6 +29,9 @@ SKILL_FILE = "SKILL.md"
 # (LICENSE.txt, reference/, examples/, fonts: Agent Skills ship them and SKILL.md points at them).
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
 MAX_REL_PATH_CHARS = 500
+# Hermes discovers skills recursively and installs its bundled ones three folders deep
+# (skills/mlops/inference/vllm); deeper than this is not searched, so a stray tree cannot stall a listing.
+MAX_SKILL_DEPTH = 6
 
 # Frontmatter between a first line `---` and the next line that is exactly `---`.
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
@@ -67,6 +70,18 @@ def check_name(name: object, what: str = "skill name") -> str:
             "starting with a letter or digit."
         )
     return name
+
+
+def check_category(category: object) -> str:
+    """A category is a folder path of names ("mlops/inference"), as Hermes nests its bundled skills."""
+    if not isinstance(category, str):
+        raise SkillFormatError("The category must be a string.")
+    parts = category.split("/") if category else []
+    if len(parts) >= MAX_SKILL_DEPTH:
+        raise SkillFormatError(f"The category '{category}' is nested deeper than {MAX_SKILL_DEPTH - 1} folders.")
+    for part in parts:
+        check_name(part, "category name")
+    return category
 
 
 def _check_frontmatter_fields(fm: dict[str, Any], lenient: bool = False) -> None:

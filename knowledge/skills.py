@@ -27,7 +27,6 @@ from knowledge import changelog
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_files import (
-    MAX_SKILL_DEPTH,
     SkillInfo,
     Snap,
     check_folder,
@@ -43,6 +42,7 @@ from knowledge.skill_format import (
     MAX_FILE_BYTES,
     SKILL_FILE,
     SkillError,
+    check_category,
     check_name,
     check_rel_path,
     one_line,
@@ -156,7 +156,7 @@ class SkillStore:
         """A new skill; `lenient` (imports) accepts what Hermes lists with a warning (issue 17.9)."""
         prov = prov or Provenance()
         check_name(name)
-        _check_category(category)
+        check_category(category)
         validate_skill_md(content, name, lenient=lenient)
         with self.locked():
             existing = self.find(name)
@@ -405,17 +405,6 @@ class SkillStore:
             binary=before.is_b64,
             undoes=undoes,
         )
-
-
-def _check_category(category: str) -> None:
-    """A category is a folder path of names ("mlops/inference"), as Hermes nests its bundled skills."""
-    if not isinstance(category, str):
-        raise SkillError("The category must be a string.")
-    parts = category.split("/") if category else []
-    if len(parts) >= MAX_SKILL_DEPTH:
-        raise SkillError(f"The category '{category}' is nested deeper than {MAX_SKILL_DEPTH - 1} folders.")
-    for part in parts:
-        check_name(part, "category name")
 
 
 def render_index(store: SkillStore | None = None) -> str:

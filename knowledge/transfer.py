@@ -168,6 +168,17 @@ def _import_skill(store: SkillStore, category: str, folder: Path, prov: Provenan
     # Every file of the folder, as Hermes' skill_view reads any of them: SKILL.md points at them.
     for rel, path in supporting_files(folder):
         _import_file(store, name, rel, path, prov, report)
+    for rel in _hidden_files(folder):  # said, not silently dropped
+        report.items.append(Item("file", f"{name}/{rel}", "skipped", "hidden file; not imported"))
+
+
+def _hidden_files(folder: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        hidden = [n for n in [*dirnames, *filenames] if n.startswith(".")]
+        found += [Path(dirpath, n).relative_to(folder).as_posix() for n in sorted(hidden)]
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+    return found
 
 
 def _import_file(store: SkillStore, name: str, rel: str, path: Path, prov: Provenance, report: ImportReport) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from hermes_site import config as hermes_config
-from knowledge.skill_files import MAX_SKILL_DEPTH, skill_folders
+from knowledge.skill_files import skill_folders
+from knowledge.skill_format import MAX_SKILL_DEPTH
 from knowledge.skills import SkillStore
 from tests.hermes_home import DEEP_SKILLS, write_deep_tree, write_skill
 

@@ -283,7 +283,9 @@ def test_import_keeps_every_file_of_a_skill_and_the_page_lists_them(auth_client,
     files = write_whole_skill(src / "skills" / "creative")
     write_deep_tree(src / "skills")
     (src / "skills" / "creative" / "canvas-design" / "huge.bin").write_bytes(b"\0" * (1024 * 1024 + 1))
+    (src / "skills" / "creative" / "canvas-design" / ".DS_Store").write_bytes(b"\0")
     report = transfer.import_path(src)
+    assert ("canvas-design/.DS_Store", "skipped") in [(i.name, i.outcome) for i in report.items]
     folder = home / "skills" / "creative" / "canvas-design"
     assert {rel: (folder / rel).read_bytes() for rel in files} == files  # byte for byte, binaries too
     huge = next(i for i in report.items if i.name == "canvas-design/huge.bin")
