@@ -5,7 +5,7 @@ import yaml
 
 from hermes_site import config as hermes_config
 from hermes_site.config import ConfigError, validate
-from tests.cli import CLIHome
+from tests.cli import CLIHome, new_home
 from tests.hermes_home import HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING
 
 
@@ -168,3 +168,13 @@ def test_startup_with_hermes_config_warns_once_and_runs(tmp_path, text):
     assert r.stderr.count("memory.provider") == 1, r.stderr
     assert r.stderr.count("toolsets") == 1, r.stderr
     assert (home.path / "config.yaml").read_text() == text  # starting never rewrites it
+
+
+def test_terminal_chat_uses_the_model_named_in_hermes_string_shape(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    (home.path / "config.yaml").write_text(HERMES_CONFIG)
+    r = home.manage("chat", "-m", "hello", env={"HERMES_MODEL": ""})
+    assert r.returncode == 0, r.stderr
+    assert "answer to hello" in r.stdout
+    assert server.requests[0]["model"] == "anthropic/claude-opus-4"
+    assert (home.path / "config.yaml").read_text() == HERMES_CONFIG
