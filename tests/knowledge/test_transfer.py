@@ -316,6 +316,8 @@ def test_export_as_a_hermes_home_has_memories_and_skills_at_the_top(
 ) -> None:
     transfer.import_path(make_hermes_home(tmp_path / "h"))
     if how == "page":
+        page = auth_client.get("/transfer/").content.decode()
+        assert 'id="export-download-home"' in page and "/transfer/export/?layout=home" in page
         resp = auth_client.get("/transfer/export/", {"layout": "home"})
         data = b"".join(resp.streaming_content)
     else:
