@@ -8,6 +8,7 @@ offending key so a person can fix their file without reading a traceback.
 from __future__ import annotations
 
 import copy
+import fcntl
 import logging
 import os
 import threading
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from hermes_site import yaml_edit
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +159,30 @@ def _coerce(section: str, key: str, value: Any) -> Any:
     return value
 
 
+# Values of keys the dashboard reads but does not implement every option of: a Hermes home may
+# name a provider only Hermes has (mem0, honcho, ...). Such a value is a warning, not an error,
+# and the dashboard runs as if the key were unset (issue 17.2).
+_LENIENT = {("memory", "provider")}
+
+
+def _section_values(section: str, values: Any) -> dict[str, Any] | None:
+    """A section as a mapping; Hermes' own shapes (`model: "<name>"`, `model.default`) are read."""
+    if values is None:
+        return None
+    if section == "model" and isinstance(values, str):
+        return {"name": values}  # Hermes' default shape: the whole section is the model name
+    if not isinstance(values, dict):
+        raise ConfigError(f"config.yaml: {section} must be a mapping")
+    if section == "model" and "name" not in values and isinstance(values.get("default"), str):
+        values = {**values, "name": values["default"]}  # Hermes' `model.default`
+    return values
+
+
+def _known_key(section: str, key: str) -> bool:
+    # Keys Hermes keeps in sections the dashboard shares; read by Hermes only, not worth a warning.
+    return key in DEFAULTS[section] or (section == "model" and key in ("default", "provider"))
+
+
 def validate(raw: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Merge `raw` over the defaults; raise ConfigError naming the first bad key."""
     if raw is None:
@@ -164,24 +191,52 @@ def validate(raw: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
         raise ConfigError("config.yaml: the top level must be a mapping of sections")
     data = copy.deepcopy(DEFAULTS)
     warnings: list[str] = []
-    for section, values in raw.items():
+    others = [str(section) for section in raw if section not in DEFAULTS]
+    if others:
+        # A home shared with Hermes Agent holds dozens of its sections: one line, not one each.
+        warnings.append(f"config.yaml: sections the dashboard does not use are kept as they are: {', '.join(others)}")
+    for section, section_raw in raw.items():
         if section not in DEFAULTS:
-            warnings.append(f"config.yaml: unknown section {section!r} ignored")
             continue
-        if values is None:
-            continue
-        if not isinstance(values, dict):
-            raise ConfigError(f"config.yaml: {section} must be a mapping")
-        for key, value in values.items():
-            if key not in DEFAULTS[section]:
+        values = _section_values(section, section_raw)
+        for key, value in (values or {}).items():
+            if not _known_key(section, key):
                 warnings.append(f"config.yaml: unknown key {section}.{key} ignored")
+            elif key not in DEFAULTS[section]:
                 continue
-            data[section][key] = _coerce(section, key, value)
+            elif (section, key) in _LENIENT:
+                try:
+                    data[section][key] = _coerce(section, key, value)
+                except ConfigError as exc:
+                    warnings.append(f"{exc}; the dashboard does not implement it and runs without it")
+            else:
+                data[section][key] = _coerce(section, key, value)
     return data, warnings
 
 
 def dump_defaults() -> str:
     return yaml.safe_dump(DEFAULTS, sort_keys=False, allow_unicode=True)
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(warnings: list[str]) -> None:
+    # Every page load re-reads the file; a Hermes home's unknown keys are logged once per process.
+    with _warned_lock:
+        fresh = [w for w in warnings if w not in _warned]
+        _warned.update(fresh)
+    for w in fresh:
+        log.warning(w)
+
+
+def _read_raw(path: Path) -> tuple[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        return text, yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config.yaml is not valid YAML: {exc}") from exc
 
 
 def load(home: Path | None = None) -> Config:
@@ -193,25 +248,84 @@ def load(home: Path | None = None) -> Config:
             "# Hermes dashboard configuration. Keys you leave out take their defaults.\n" + dump_defaults(),
             encoding="utf-8",
         )
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config.yaml is not valid YAML: {exc}") from exc
-    data, warnings = validate(raw)
-    for w in warnings:
-        log.warning(w)
+    data, warnings = validate(_read_raw(path)[1])
+    _warn_once(warnings)
     return Config(home=home, data=data, warnings=warnings)
 
 
-def save(config: Config, data: dict[str, dict[str, Any]]) -> Config:
-    """Validate and write a whole configuration (used by the settings page)."""
-    validated, warnings = validate(data)
-    path = config.config_path
-    tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text(yaml.safe_dump(validated, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    os.replace(tmp, path)
+def _set_raw(raw: dict[str, Any], section: str, key: str, value: Any) -> None:
+    """Set one key in the file's own document, keeping the shape the file already uses."""
+    current = raw.get(section)
+    if current is None:
+        raw[section] = {key: value}
+    elif section == "model" and isinstance(current, str):
+        # Hermes' `model: "<name>"`: the name stays a string; another key makes it Hermes' mapping form.
+        raw[section] = value if key == "name" else {"default": current, key: value}
+    elif isinstance(current, dict):
+        current[key] = value
+    else:
+        raise ConfigError(f"config.yaml: {section} must be a mapping")
+
+
+def _split_key(dotted: str) -> tuple[str, str]:
+    section, _, key = dotted.partition(".")
+    if section not in _SCHEMA or key not in _SCHEMA[section]:
+        raise ConfigError(f"config.yaml: {dotted} is not a setting the dashboard can change")
+    return section, key
+
+
+def save_changes(changes: dict[str, Any], home: Path | None = None) -> Config:
+    """Set the given keys ({"section.key": value}) and keep every other byte of config.yaml.
+
+    The file is re-read under `config.yaml.lock`, so two saves (a skill toggle and the settings
+    page) never undo each other; the result is validated before anything is written.
+    """
+    home = home or get().home
+    path = load(home).config_path  # creates the file with the defaults on first use
+    with open(home / "config.yaml.lock", "a+b") as lock_file:
+        fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX)
+        text, raw = _read_raw(path)
+        raw = copy.deepcopy(raw) if isinstance(raw, dict) else {}
+        changed: dict[str, list[str]] = {}
+        for dotted, value in changes.items():
+            section, key = _split_key(dotted)
+            _set_raw(raw, section, key, value)
+            changed.setdefault(section, []).append(key)
+        validate(raw)  # raises ConfigError naming the key; nothing is written
+        if changed:
+            _write(path, _new_text(text, raw, changed))
     reset()
-    return get()
+    return load(home)
+
+
+def _new_text(text: str, raw: dict[str, Any], changed: dict[str, list[str]]) -> str:
+    try:
+        out = yaml_edit.splice(text, raw, changed)
+        if yaml.safe_load(out) == raw:
+            return out
+    except (yaml_edit.SpliceError, yaml.YAMLError) as exc:
+        log.info("config.yaml: re-dumping the document instead of editing it in place (%s)", exc)
+    # Keys and their order survive a re-dump; only formatting and comments are lost.
+    return yaml.safe_dump(raw, sort_keys=False, allow_unicode=True)
+
+
+def _write(path: Path, text: str) -> None:
+    # Through a symbolic link (dotfiles): the link stays and its target gets the new text.
+    real = Path(os.path.realpath(path))
+    tmp = real.with_name(f".{real.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, real)
+
+
+def save(config: Config, data: dict[str, dict[str, Any]]) -> Config:
+    """Save the keys of `data` that differ from `config` (see `save_changes`)."""
+    changes = {
+        f"{section}.{key}": value
+        for section, values in data.items()
+        for key, value in values.items()
+        if config.data.get(section, {}).get(key, object()) != value
+    }
+    return save_changes(changes, config.home)
 
 
 _lock = threading.Lock()

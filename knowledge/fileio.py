@@ -13,8 +13,14 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: Path, content: str | bytes, *, mode: int | None = None) -> None:
-    """Replace `path` with `content` atomically. `mode` None keeps mkstemp's private 0600."""
+def atomic_write(path: Path, content: str | bytes, *, mode: int | None = None, through_link: bool = False) -> None:
+    """Replace `path` with `content` atomically. `mode` None keeps mkstemp's private 0600.
+
+    `through_link`: when `path` is a symbolic link (a dotfiles set-up), replace the file it
+    points to and keep the link, as Hermes does; otherwise the link itself is replaced.
+    """
+    if through_link and path.is_symlink():
+        path = Path(os.path.realpath(path))
     data = content.encode("utf-8") if isinstance(content, str) else content
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -16,6 +16,7 @@ ACTIONS = ("add", "replace", "remove")
 Result = dict[str, Any]
 
 RULE = "═" * 46
+# Hermes' cap: three failed consolidation attempts are answered normally, the fourth is terminal.
 MAX_FAILURES_PER_TURN = 3
 FAILURE_KEY = "memory_failures"
 # Failures that mean "the model is trying to consolidate and not getting there" (SPEC §2).
@@ -113,7 +114,12 @@ def parse_operations(operations: Sequence[Any], index: int | None = None, expect
             hint = " To delete an entry use action 'remove'." if action == "replace" else ""
             raise OpError(f"{prefix}'{action}' needs non-empty 'content'.{hint}")
         if action in ("replace", "remove") and not old_text and index is None:
-            raise OpError(f"{prefix}'{action}' needs 'old_text': a short substring that identifies the entry.")
+            raise OpError(
+                f"{prefix}'{action}' needs 'old_text': a short substring that identifies the entry (see "
+                "current_entries).",
+                kind="missing_old_text",
+                show_entries=True,
+            )
         hit = entry_threat(content) if content else None
         if hit is not None:
             where = f" (operation {n})" if len(operations) > 1 else ""
@@ -126,7 +132,24 @@ def parse_operations(operations: Sequence[Any], index: int | None = None, expect
     return ops
 
 
-def _locate(spec: TargetSpec, entries: list[str], op: Op, where: str) -> int:
+def _locate(spec: TargetSpec, entries: list[str], op: Op, where: str, outside: frozenset[str]) -> int:
+    idx = _find(spec, entries, op, where)
+    # A dashboard edit names the entry by position and the exact text the page showed (checked
+    # in _find), so the person saw any outside text; the guard is for blind substring matches.
+    if op.index is None and entries[idx] in outside:
+        # Hermes' drift guard: text another writer put there since this store last saw the file is
+        # not replaced or removed blind; the caller backs the file up, the model re-reads and retries.
+        raise OpError(
+            f"{where}{spec.filename} changed outside this store since it was last read (by hand or by another agent), "
+            f"and the entry matching your request is part of that change: {preview(entries[idx])!r}. Nothing was "
+            "saved. Read current_entries and retry if you still mean to change it.",
+            kind="drift",
+            show_entries=True,
+        )
+    return idx
+
+
+def _find(spec: TargetSpec, entries: list[str], op: Op, where: str) -> int:
     if op.index is not None:
         if not 0 <= op.index < len(entries) or (op.expected is not None and entries[op.index] != op.expected.strip()):
             raise OpError(
@@ -156,8 +179,13 @@ def _locate(spec: TargetSpec, entries: list[str], op: Op, where: str) -> int:
     )
 
 
-def apply_ops(spec: TargetSpec, current: list[str], ops: Sequence[Op], limit: int) -> Outcome:
-    """Apply `ops` to a copy of `current`; raise OpError (nothing applied) on any failure."""
+def apply_ops(
+    spec: TargetSpec, current: list[str], ops: Sequence[Op], limit: int, outside: frozenset[str] = frozenset()
+) -> Outcome:
+    """Apply `ops` to a copy of `current`; raise OpError (nothing applied) on any failure.
+
+    `outside` holds entries written by someone else since the store last saw the file: they may
+    be kept and added to, not replaced or removed without the writer seeing them first."""
     entries = list(current)
     summaries: list[str] = []
     duplicate = False
@@ -172,7 +200,7 @@ def apply_ops(spec: TargetSpec, current: list[str], ops: Sequence[Op], limit: in
             new_chars += len(op.content)
             summaries.append(f"add: {preview(op.content)}")
             continue
-        idx = _locate(spec, entries, op, where)
+        idx = _locate(spec, entries, op, where, outside)
         if op.action == "remove":
             summaries.append(f"remove: {preview(entries[idx])}")
             del entries[idx]

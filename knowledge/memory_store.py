@@ -133,8 +133,16 @@ class MemoryStore:
         try:
             ops = parse_operations(operations)
         except OpError as err:
-            return self._error(spec, action, err, turn_state)
+            return self.failure(target, err, turn_state, action)
         return self._mutate(spec, ops, prov, action, turn_state)
+
+    def failure(self, target: str, err: OpError, turn_state: dict[str, Any] | None = None, action: str = "") -> Result:
+        """An argument error as the tool reports it: with current_entries and usage when they help
+        the model pick the entry (a replace/remove without old_text), as Hermes does."""
+        spec = self.spec(target)
+        if not err.show_entries:
+            return self._error(spec, action, err, turn_state)
+        return self._error(spec, action, err, turn_state, self.entries(target), self.limit(target))
 
     def add(self, target: str, content: str, prov: Provenance, turn_state: dict[str, Any] | None = None) -> Result:
         return self.apply(target, [{"action": "add", "content": content}], prov, turn_state)
@@ -171,9 +179,11 @@ class MemoryStore:
         spec = self.spec(change.target)
         with self._locked(spec) as path:
             raw, existed, _ = _read(path)
-            self._sync_external(spec, raw, existed)
+            outside = self._sync_external(spec, raw, existed)
+            kept = set(parse(change.before)) if change.existed_before else set()
+            backup = _backup(path) if outside - kept else None  # the undo would drop someone else's text
             if change.existed_before:
-                atomic_write(path, change.before)
+                atomic_write(path, change.before, through_link=True)
             elif existed:
                 path.unlink()
                 fsync_dir(path.parent)
@@ -187,7 +197,8 @@ class MemoryStore:
                 existed_before=existed,
                 exists_after=change.existed_before,
                 undoes=change,
-                summary=f"Undo of change #{change.pk} ({change.action} by {change.actor})",
+                summary=f"Undo of change #{change.pk} ({change.action} by {change.actor})"
+                + (f"; text written outside the dashboard was saved to {backup.name}" if backup else ""),
             )
 
     # --- internals --------------------------------------------------------------------------
@@ -214,15 +225,24 @@ class MemoryStore:
         limit = self.limit(spec.name)
         with self._locked(spec) as path:
             raw, existed, lossy = _read(path)
-            self._sync_external(spec, raw, existed)
+            outside = self._sync_external(spec, raw, existed)
             current = parse(raw)
             try:
-                outcome = apply_ops(spec, current, ops, limit)
+                outcome = apply_ops(spec, current, ops, limit, frozenset(outside))
             except OpError as err:
+                if err.kind == "drift":
+                    err.extra["backup"] = str(_backup(path))
                 return self._error(spec, action, err, turn_state, current, limit)
             if turn_state is not None:
                 turn_state[FAILURE_KEY] = 0
-            result: Result = {"success": True, "changed": outcome.changed, "target": spec.name, "action": action}
+            # `done` as Hermes sends it: the write is complete and must not be repeated.
+            result: Result = {
+                "success": True,
+                "done": True,
+                "changed": outcome.changed,
+                "target": spec.name,
+                "action": action,
+            }
             if outcome.changed:
                 result["message"] = spec.updated_message
                 try:
@@ -262,7 +282,7 @@ class MemoryStore:
                 f"{backup.name} before rewriting."
             )
         new_raw = serialise(outcome.entries)
-        atomic_write(path, new_raw)
+        atomic_write(path, new_raw, through_link=True)
         changelog.record(
             kind="memory",
             target=spec.name,
@@ -275,11 +295,16 @@ class MemoryStore:
         )
         return extra
 
-    def _sync_external(self, spec: TargetSpec, raw: str, existed: bool) -> None:
-        """Log an edit made outside this store (by hand, by Hermes) before changing the file."""
+    def _sync_external(self, spec: TargetSpec, raw: str, existed: bool) -> set[str]:
+        """Log an edit made outside this store (by hand, by Hermes) before changing the file.
+
+        Returns the entries that edit brought (new or changed since the store last wrote or
+        logged the file): the drift a blind replace/remove must not erase. Logging it makes the
+        store's view current, so a retry after the model has seen current_entries goes ahead.
+        """
         last = KnowledgeChange.objects.filter(kind="memory", target=spec.name).order_by("-id").first()
         if last is None or (last.after, last.exists_after) == (raw, existed):
-            return
+            return set()
         changelog.record(
             kind="memory",
             target=spec.name,
@@ -291,6 +316,7 @@ class MemoryStore:
             exists_after=existed,
             summary=f"{spec.filename} was changed outside the dashboard",
         )
+        return set(parse(raw)) - set(parse(last.after if last.exists_after else ""))
 
     def _error(
         self,
@@ -311,7 +337,7 @@ class MemoryStore:
         if turn_state is not None and err.kind in _COUNTED_FAILURES:
             failures = int(turn_state.get(FAILURE_KEY, 0)) + 1
             turn_state[FAILURE_KEY] = failures
-            if failures >= MAX_FAILURES_PER_TURN:
+            if failures > MAX_FAILURES_PER_TURN:
                 return {
                     "success": False,
                     "done": True,

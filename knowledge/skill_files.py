@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from knowledge.fileio import atomic_write
-from knowledge.skill_format import SKILL_FILE, SkillError, check_name, validate_skill_md
+from knowledge.skill_format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, validate_skill_md
 
 # Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
 
@@ -76,6 +76,7 @@ class SkillInfo:
     description: str = ""
     enabled: bool = True
     error: str = ""
+    warning: str = ""  # a limit the skill breaks but is still used with (issue 17.9)
 
     @property
     def broken(self) -> bool:
@@ -86,19 +87,30 @@ class SkillInfo:
         return self.enabled and not self.error
 
 
+MAX_SCANNED_FOLDERS = 10_000
+
+
 def skill_folders(root: Path) -> Iterator[tuple[str, Path]]:
-    """(category, folder) of every folder holding a SKILL.md, uncategorised first."""
-    tops = sorted(p for p in root.iterdir() if not p.name.startswith(".") and p.is_dir())
-    categories = []
-    for top in tops:
-        if os.path.lexists(top / SKILL_FILE):
-            yield "", top
-        else:
-            categories.append(top)
-    for cat in categories:
-        for sub in sorted(cat.iterdir()):
-            if not sub.name.startswith(".") and sub.is_dir() and os.path.lexists(sub / SKILL_FILE):
-                yield cat.name, sub
+    """(category, folder) of every folder holding a SKILL.md, shallowest first, each depth sorted.
+
+    The category is the path of the folders above the skill ("mlops/inference"). A skill's own
+    folder is not searched further (its subfolders are its files); hidden folders are skipped and
+    symbolic links are listed (to be flagged) but never followed.
+    """
+    level = [root]
+    scanned = 0
+    for _depth in range(MAX_SKILL_DEPTH):
+        below: list[Path] = []
+        for parent in level:
+            for sub in sorted(p for p in parent.iterdir() if not p.name.startswith(".") and p.is_dir()):
+                scanned += 1
+                if scanned > MAX_SCANNED_FOLDERS:
+                    return
+                if os.path.lexists(sub / SKILL_FILE):
+                    yield ("" if parent == root else parent.relative_to(root).as_posix()), sub
+                elif not sub.is_symlink():
+                    below.append(sub)
+        level = below
 
 
 def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> SkillInfo:
@@ -106,25 +118,27 @@ def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> S
     info = SkillInfo(name=name, category=category, path=folder, enabled=name not in disabled)
     try:
         check_folder(info, root)
-        parsed = validate_skill_md((folder / SKILL_FILE).read_text(encoding="utf-8"), name)
+        # Lenient, as Hermes lists them: an over-long description is truncated, not hidden.
+        parsed = validate_skill_md((folder / SKILL_FILE).read_text(encoding="utf-8"), name, lenient=True)
     except SkillError as exc:
         return replace(info, error=str(exc))
     except UnicodeDecodeError:
         return replace(info, error="SKILL.md is not valid UTF-8 text.")
     except OSError as exc:
         return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
-    return replace(info, description=parsed.description)
+    return replace(info, description=parsed.description, warning=" ".join(parsed.warnings))
 
 
 def check_folder(info: SkillInfo, root: Path) -> None:
     """Raise if a folder is unsafe to read or write (symlinks, names that are not names)."""
     try:
         check_name(info.name, "skill folder name")
-        if info.category:
-            check_name(info.category, "category folder name")
+        for part in info.category.split("/") if info.category else ():
+            check_name(part, "category folder name")
     except SkillError as exc:
         raise SkillError(f"{exc} Rename the folder on disk.") from exc
-    for p in (info.path.parent, info.path, info.path / SKILL_FILE):
+    above = [info.path.parents[i] for i in range(len(info.path.relative_to(root).parts) - 1)]
+    for p in (*above, info.path, info.path / SKILL_FILE):
         if p != root and p.is_symlink():
             raise SkillError(f"'{p.relative_to(root)}' is a symbolic link; skills must be real folders and files.")
     if not info.path.resolve().is_relative_to(root):

@@ -21,10 +21,17 @@ MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 MAX_SKILL_CHARS = 100_000
 MAX_FILE_BYTES = 1024 * 1024
+# A SKILL.md over MAX_SKILL_CHARS written elsewhere (one of Hermes' bundled skills) is listed
+# with a warning, as Hermes does; beyond this it is refused even then.
+MAX_LENIENT_SKILL_CHARS = MAX_FILE_BYTES
 SKILL_FILE = "SKILL.md"
-# The only folders a skill's supporting files may live in (write_file / remove_file).
+# The folders SPEC §3 names for supporting files. Any other file in a skill's folder is kept too
+# (LICENSE.txt, reference/, examples/, fonts: Agent Skills ship them and SKILL.md points at them).
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
 MAX_REL_PATH_CHARS = 500
+# Hermes discovers skills recursively and installs its bundled ones three folders deep
+# (skills/mlops/inference/vllm); deeper than this is not searched, so a stray tree cannot stall a listing.
+MAX_SKILL_DEPTH = 6
 
 # Frontmatter between a first line `---` and the next line that is exactly `---`.
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
@@ -47,6 +54,8 @@ class ParsedSkill:
     name: str = ""
     description: str = ""
     tags: list[str] = field(default_factory=list)
+    # Limits the file breaks that a lenient read lets through (shown next to the skill).
+    warnings: list[str] = field(default_factory=list)
 
 
 def check_name(name: object, what: str = "skill name") -> str:
@@ -63,7 +72,19 @@ def check_name(name: object, what: str = "skill name") -> str:
     return name
 
 
-def _check_frontmatter_fields(fm: dict[str, Any]) -> None:
+def check_category(category: object) -> str:
+    """A category is a folder path of names ("mlops/inference"), as Hermes nests its bundled skills."""
+    if not isinstance(category, str):
+        raise SkillFormatError("The category must be a string.")
+    parts = category.split("/") if category else []
+    if len(parts) >= MAX_SKILL_DEPTH:
+        raise SkillFormatError(f"The category '{category}' is nested deeper than {MAX_SKILL_DEPTH - 1} folders.")
+    for part in parts:
+        check_name(part, "category name")
+    return category
+
+
+def _check_frontmatter_fields(fm: dict[str, Any], lenient: bool = False) -> None:
     if "name" not in fm or fm["name"] is None:
         raise SkillFormatError("frontmatter: 'name' is required")
     if not isinstance(fm["name"], str):
@@ -81,7 +102,7 @@ def _check_frontmatter_fields(fm: dict[str, Any]) -> None:
         raise SkillFormatError("frontmatter: 'description' must be a string")
     if not fm["description"].strip():
         raise SkillFormatError("frontmatter: 'description' must not be empty")
-    if len(fm["description"]) > MAX_DESCRIPTION_CHARS:
+    if len(fm["description"]) > MAX_DESCRIPTION_CHARS and not lenient:
         raise SkillFormatError(
             f"frontmatter: 'description' is {len(fm['description'])} characters; the limit is {MAX_DESCRIPTION_CHARS}"
         )
@@ -98,12 +119,35 @@ def _check_frontmatter_fields(fm: dict[str, Any]) -> None:
     # Hermes home carry them, and refusing them would make those skills uneditable here.
 
 
-def parse_skill_md(text: str) -> ParsedSkill:
-    """Parse and validate a whole SKILL.md; raise SkillFormatError explaining the first problem."""
+def _size_warnings(text: str, description: str) -> list[str]:
+    warnings = []
+    if len(text) > MAX_SKILL_CHARS:
+        warnings.append(f"SKILL.md is {len(text):,} characters, over the limit of {MAX_SKILL_CHARS:,}.")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        warnings.append(
+            f"The description is {len(description):,} characters, over the Agent Skills limit of "
+            f"{MAX_DESCRIPTION_CHARS:,}; the index shows it truncated."
+        )
+    return warnings
+
+
+def truncate_description(description: str) -> str:
+    if len(description) <= MAX_DESCRIPTION_CHARS:
+        return description
+    return description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+
+
+def parse_skill_md(text: str, *, lenient: bool = False) -> ParsedSkill:
+    """Parse and validate a whole SKILL.md; raise SkillFormatError explaining the first problem.
+
+    `lenient` reads a skill written elsewhere as Hermes does: an over-long description or
+    SKILL.md is accepted (description truncated) and named in `warnings` instead of refused.
+    """
     if not isinstance(text, str):
         raise SkillFormatError("SKILL.md content must be a string.")
-    if len(text) > MAX_SKILL_CHARS:
-        raise SkillFormatError(f"SKILL.md is {len(text):,} characters; the limit is {MAX_SKILL_CHARS:,}.")
+    cap = MAX_LENIENT_SKILL_CHARS if lenient else MAX_SKILL_CHARS
+    if len(text) > cap:
+        raise SkillFormatError(f"SKILL.md is {len(text):,} characters; the limit is {cap:,}.")
     text = text.removeprefix("\ufeff")
     if not text.startswith("---"):
         raise SkillFormatError("SKILL.md must start with YAML frontmatter: a '---' line, the fields, then '---'.")
@@ -125,7 +169,7 @@ def parse_skill_md(text: str) -> ParsedSkill:
         raise SkillFormatError("frontmatter: 'name' is required")
     if not isinstance(fm, dict):
         raise SkillFormatError("frontmatter: must be a YAML mapping of fields (name: ..., description: ...)")
-    _check_frontmatter_fields(fm)
+    _check_frontmatter_fields(fm, lenient)
     body = text[match.end() :]
     if not body.strip():
         raise SkillFormatError("SKILL.md body is empty: write the procedure after the frontmatter.")
@@ -133,14 +177,15 @@ def parse_skill_md(text: str) -> ParsedSkill:
         frontmatter=fm,
         body=body,
         name=fm["name"],
-        description=fm["description"],
+        description=truncate_description(fm["description"]),
         tags=list(fm.get("tags") or []),
+        warnings=_size_warnings(text, fm["description"]),
     )
 
 
-def validate_skill_md(text: str, expected_name: str) -> ParsedSkill:
+def validate_skill_md(text: str, expected_name: str, *, lenient: bool = False) -> ParsedSkill:
     """parse_skill_md plus: the frontmatter name is the skill's (folder) name."""
-    parsed = parse_skill_md(text)
+    parsed = parse_skill_md(text, lenient=lenient)
     if parsed.name != expected_name:
         raise SkillFormatError(
             f"frontmatter: 'name' is {parsed.name!r} but the skill is {expected_name!r}; they must be equal."
@@ -167,7 +212,8 @@ def check_rel_path(file_path: object, *, support_only: bool) -> PurePosixPath:
     """A path relative to a skill's folder, refused if it could name anything outside it.
 
     This is the textual check; the store also resolves the path on disk (symlinks) and checks
-    it stays inside the folder. `support_only` limits it to references/ templates/ scripts/ assets/.
+    it stays inside the folder. `support_only` (write_file, remove_file, patch of a file) leaves
+    out SKILL.md itself, which only create / edit / patch of the skill change, validated.
     """
     if not isinstance(file_path, str) or not file_path:
         raise SkillFormatError("file_path is required and must be a string.")
@@ -187,8 +233,6 @@ def check_rel_path(file_path: object, *, support_only: bool) -> PurePosixPath:
         raise SkillFormatError("file_path must not contain '..', '.' or empty segments.")
     if any(len(p) > 255 for p in parts):
         raise SkillFormatError("file_path has a segment longer than 255 characters.")
-    if support_only and (len(parts) < 2 or parts[0] not in SUPPORT_DIRS):
-        raise SkillFormatError(
-            "Supporting files must be under one of: " + ", ".join(f"{d}/" for d in SUPPORT_DIRS) + "."
-        )
+    if support_only and parts == [SKILL_FILE]:
+        raise SkillFormatError(f"{SKILL_FILE} is changed with edit or patch, which validate it; not as a file.")
     return PurePosixPath(*parts)

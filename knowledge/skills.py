@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import copy
 import fcntl
 import os
 import uuid
@@ -43,6 +42,7 @@ from knowledge.skill_format import (
     MAX_FILE_BYTES,
     SKILL_FILE,
     SkillError,
+    check_category,
     check_name,
     check_rel_path,
     one_line,
@@ -119,6 +119,10 @@ class SkillStore:
         """The skill's supporting files, relative to its folder (hidden files left out)."""
         return [rel for rel, _ in supporting_files(self.get(name).path)]
 
+    def file_sizes(self, name: str) -> builtins.list[tuple[str, int]]:
+        """(relative path, bytes) of every supporting file, for the skill page."""
+        return [(rel, path.lstat().st_size) for rel, path in supporting_files(self.get(name).path)]
+
     def render_index(self) -> str:
         """The system prompt's skills section; "" when no skill is usable."""
         skills = self.available()
@@ -146,12 +150,14 @@ class SkillStore:
 
     # ----- mutations -----------------------------------------------------------------------
 
-    def create(self, name: str, content: str, *, category: str = "", prov: Provenance | None = None) -> Path:
+    def create(
+        self, name: str, content: str, *, category: str = "", prov: Provenance | None = None, lenient: bool = False
+    ) -> Path:
+        """A new skill; `lenient` (imports) accepts what Hermes lists with a warning (issue 17.9)."""
         prov = prov or Provenance()
         check_name(name)
-        if category:
-            check_name(category, "category name")
-        validate_skill_md(content, name)
+        check_category(category)
+        validate_skill_md(content, name, lenient=lenient)
         with self.locked():
             existing = self.find(name)
             if existing is not None:
@@ -161,10 +167,10 @@ class SkillStore:
                     "use edit or patch to change it."
                 )
             parent = self.root
-            if category:
-                parent = parent / category
+            for part in category.split("/") if category else ():
+                parent = parent / part
                 if os.path.lexists(parent / SKILL_FILE):
-                    raise SkillError(f"'{category}' is a skill, not a category.")
+                    raise SkillError(f"'{parent.relative_to(self.root)}' is a skill, not a category.")
                 if parent.is_symlink():
                     raise SkillError(f"The category folder '{category}' is a symbolic link; refusing to write into it.")
             folder = parent / name
@@ -178,9 +184,11 @@ class SkillStore:
         return target
 
     def edit(self, name: str, content: str, *, prov: Provenance | None = None) -> Path:
-        validate_skill_md(content, check_name(name))
+        check_name(name)
         with self.locked():
-            target = self._writable(name).path / SKILL_FILE
+            info = self._writable(name)
+            validate_skill_md(content, name, lenient=bool(info.warning))
+            target = info.path / SKILL_FILE
             self._write(name, target, content.encode("utf-8"), "edit", prov or Provenance())
         return target
 
@@ -221,7 +229,8 @@ class SkillStore:
             new_text = text.replace(old_string, new_string, -1 if replace_all else 1)
             if rel is None:
                 try:
-                    validate_skill_md(new_text, name)
+                    # A skill listed over a limit (imported from Hermes) can still be patched.
+                    validate_skill_md(new_text, name, lenient=bool(info.warning))
                 except SkillError as exc:
                     raise SkillError(f"The patch would break SKILL.md, so it was not applied: {exc}") from exc
             data = new_text.encode("utf-8")
@@ -230,11 +239,14 @@ class SkillStore:
         return target
 
     def write_file(self, name: str, file_path: str, content: str, *, prov: Provenance | None = None) -> Path:
-        check_name(name)
-        rel = check_rel_path(file_path, support_only=True)
         if not isinstance(content, str):
             raise SkillError("file_content is required for write_file and must be a string.")
-        data = content.encode("utf-8")
+        return self.write_bytes(name, file_path, content.encode("utf-8"), prov=prov)
+
+    def write_bytes(self, name: str, file_path: str, data: bytes, *, prov: Provenance | None = None) -> Path:
+        """Any file of a skill's folder but SKILL.md (LICENSE.txt, fonts, binaries), size-capped."""
+        check_name(name)
+        rel = check_rel_path(file_path, support_only=True)
         self._check_size(data, str(rel))
         with self.locked():
             target = self._resolve(self._writable(name), rel)
@@ -299,15 +311,13 @@ class SkillStore:
     def set_enabled(self, name: str, enabled: bool, prov: Provenance, undoes: KnowledgeChange | None = None) -> Path:
         with self.locked():
             info = self.get(name)
-            # Re-read under the lock so a concurrent settings change or toggle is not overwritten.
+            # Re-read under the lock so a concurrent settings change or toggle is not overwritten;
+            # save_changes touches only skills.disabled and keeps the rest of the file (Hermes' keys).
             current = hermes_config.load(self.config.home)
-            data = copy.deepcopy(current.data)
-            disabled = [n for n in data["skills"]["disabled"] if n != name]
+            disabled = [n for n in current.get("skills", "disabled") if n != name]
             if not enabled:
                 disabled.append(name)
-            data["skills"]["disabled"] = disabled
-            saved = hermes_config.save(current, data)
-            self.config = saved if saved.home == self.config.home else hermes_config.load(self.config.home)
+            self.config = hermes_config.save_changes({"skills.disabled": disabled}, self.config.home)
             # Named for what it did even when it is an undo, so undoing the undo toggles back.
             changelog.record(
                 kind="skill",
@@ -351,12 +361,19 @@ class SkillStore:
     @staticmethod
     def _check_size(data: bytes, label: str) -> None:
         if len(data) > MAX_FILE_BYTES:
-            raise SkillError(f"'{label}' is {len(data):,} bytes; supporting files are limited to {MAX_FILE_BYTES:,}.")
+            raise SkillError(
+                f"'{label}' is {len(data):,} bytes; each file of a skill is limited to {MAX_FILE_BYTES:,} bytes. "
+                "Nothing was written."
+            )
 
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
         before = snapshot(target)
         write_skill_file(target, data)
-        return self.record_change(name, action, prov, target, before, data.decode("utf-8", errors="replace"))
+        try:
+            after = data.decode("utf-8")
+        except UnicodeDecodeError:
+            after = f"[binary file, {len(data):,} bytes]"  # the log shows text; undo needs only `before`
+        return self.record_change(name, action, prov, target, before, after)
 
     def record_change(
         self,

@@ -31,7 +31,7 @@ from knowledge.memory_store import TARGETS, MemoryStore, parse
 from knowledge.models import ChatSession, KnowledgeChange, Message, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_files import skill_folders, supporting_files
-from knowledge.skill_format import MAX_FILE_BYTES, MAX_SKILL_CHARS, SKILL_FILE, SUPPORT_DIRS, SkillError
+from knowledge.skill_format import MAX_FILE_BYTES, MAX_LENIENT_SKILL_CHARS, SKILL_FILE, SkillError
 from knowledge.skills import LOCK_FILE, SkillStore
 
 MAX_ARCHIVE_BYTES = 50 * 1024 * 1024  # uncompressed total, and the upload size
@@ -99,7 +99,7 @@ def _looks_like_home(folder: Path) -> bool:
     if any((mem / t.filename).is_file() for t in TARGETS.values()):
         return True
     skills = folder / "skills"
-    return skills.is_dir() and (any(skills.glob("*/SKILL.md")) or any(skills.glob("*/*/SKILL.md")))
+    return skills.is_dir() and not skills.is_symlink() and next(skill_folders(skills), None) is not None
 
 
 def find_home(folder: Path) -> Path:
@@ -158,27 +158,45 @@ def _import_skill(store: SkillStore, category: str, folder: Path, prov: Provenan
         report.items.append(Item("skill", label, "skipped", "symbolic link; only real folders are imported"))
         return
     try:
-        content = _read_text(folder / SKILL_FILE, MAX_SKILL_CHARS * 4)
-        store.create(name, content, category=category, prov=prov)
+        content = _read_text(folder / SKILL_FILE, MAX_LENIENT_SKILL_CHARS * 4)
+        store.create(name, content, category=category, prov=prov, lenient=True)
     except (TransferError, SkillError) as exc:
         clash = "already exists" in str(exc)
         report.items.append(Item("skill", label, "skipped" if clash else "rejected", str(exc)))
         return
-    report.items.append(Item("skill", label, "added"))
+    report.items.append(Item("skill", label, "added", store.get(name).warning))
+    # Every file of the folder, as Hermes' skill_view reads any of them: SKILL.md points at them.
     for rel, path in supporting_files(folder):
-        where = f"{name}/{rel}"
-        if path.is_symlink():
-            report.items.append(Item("file", where, "skipped", "symbolic link"))
-        elif rel.split("/")[0] not in SUPPORT_DIRS:
-            dirs = ", ".join(f"{d}/" for d in SUPPORT_DIRS)
-            report.items.append(Item("file", where, "skipped", f"only files under {dirs} are imported"))
-        else:
-            try:
-                store.write_file(name, rel, _read_text(path, MAX_FILE_BYTES), prov=prov)
-            except (TransferError, SkillError) as exc:
-                report.items.append(Item("file", where, "rejected", str(exc)))
-            else:
-                report.items.append(Item("file", where, "added"))
+        _import_file(store, name, rel, path, prov, report)
+    for rel in _hidden_files(folder):  # said, not silently dropped
+        report.items.append(Item("file", f"{name}/{rel}", "skipped", "hidden file; not imported"))
+
+
+def _hidden_files(folder: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        hidden = [n for n in [*dirnames, *filenames] if n.startswith(".")]
+        found += [Path(dirpath, n).relative_to(folder).as_posix() for n in sorted(hidden)]
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+    return found
+
+
+def _import_file(store: SkillStore, name: str, rel: str, path: Path, prov: Provenance, report: ImportReport) -> None:
+    where = f"{name}/{rel}"
+    if path.is_symlink() or not path.is_file():
+        report.items.append(Item("file", where, "skipped", "symbolic link or special file"))
+        return
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        reason = f"{size:,} bytes; each file of a skill is limited to {MAX_FILE_BYTES:,} bytes"
+        report.items.append(Item("file", where, "rejected", reason))
+        return
+    try:
+        store.write_bytes(name, rel, path.read_bytes(), prov=prov)
+    except SkillError as exc:
+        report.items.append(Item("file", where, "rejected", str(exc)))
+    else:
+        report.items.append(Item("file", where, "added"))
 
 
 def import_home(src: Path, source_label: str = "") -> ImportReport:
@@ -332,27 +350,41 @@ def _add_tree(tar: tarfile.TarFile, folder: Path, arcname: str) -> None:
             tar.add(path, arcname=f"{arcname}/{path.relative_to(folder).as_posix()}", recursive=False)
 
 
-def export_archive(out: IO[bytes]) -> dict[str, int]:
+# "wrapped": everything under hermes-export/ (safe to unpack anywhere). "home": a Hermes home's
+# own shape, memories/ and skills/ at the top, to unpack straight into ~/.hermes; the dashboard's
+# sessions then sit in dashboard-export/ so they do not scatter over the home.
+LAYOUTS = ("wrapped", "home")
+
+
+def _export_paths(layout: str) -> tuple[str, str]:
+    """(prefix of memories/ and skills/, prefix of the session files)."""
+    if layout not in LAYOUTS:
+        raise TransferError(f"Unknown export layout {layout!r}: use {' or '.join(LAYOUTS)}.")
+    return (f"{EXPORT_ROOT}/", f"{EXPORT_ROOT}/") if layout == "wrapped" else ("", "dashboard-export/")
+
+
+def export_archive(out: IO[bytes], layout: str = "wrapped") -> dict[str, int]:
     """Write memories, skills, sessions.jsonl and messages.jsonl as a .tar.gz to `out`.
 
-    The layout is a Hermes home (memories/, skills/), so the archive imports back as is.
+    Both layouts hold a Hermes home (memories/, skills/), so either archive imports back as is.
     """
+    home_prefix, data_prefix = _export_paths(layout)
     store = MemoryStore()
     skills_root = SkillStore().root
     counts: dict[str, int] = {}
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
         for target in TARGETS:
             path = store.path(target)
-            if path.is_file() and not path.is_symlink():
-                tar.add(path, arcname=f"{EXPORT_ROOT}/memories/{path.name}", recursive=False)
-        _add_tree(tar, skills_root, f"{EXPORT_ROOT}/skills")
+            if path.is_file():  # a symlinked memory file (dotfiles) is exported as its content
+                tar.add(path.resolve(), arcname=f"{home_prefix}memories/{path.name}", recursive=False)
+        _add_tree(tar, skills_root, f"{home_prefix}skills")
         sessions = ChatSession.objects.order_by("started_at", "id").iterator()
-        counts["sessions"] = _add_jsonl(tar, f"{EXPORT_ROOT}/sessions.jsonl", (_session_row(s) for s in sessions))
+        counts["sessions"] = _add_jsonl(tar, f"{data_prefix}sessions.jsonl", (_session_row(s) for s in sessions))
         messages = Message.objects.order_by("id").iterator(chunk_size=2000)
-        counts["messages"] = _add_jsonl(tar, f"{EXPORT_ROOT}/messages.jsonl", (_message_row(m) for m in messages))
-        manifest = json.dumps({"format": "hermes-dashboard-export", "version": 1,
+        counts["messages"] = _add_jsonl(tar, f"{data_prefix}messages.jsonl", (_message_row(m) for m in messages))
+        manifest = json.dumps({"format": "hermes-dashboard-export", "version": 1, "layout": layout,
                                "exported_at": timezone.now().isoformat(), **counts}, indent=2).encode()  # fmt: skip
-        info = tarfile.TarInfo(f"{EXPORT_ROOT}/manifest.json")
+        info = tarfile.TarInfo(f"{data_prefix}manifest.json")
         info.size, info.mtime = len(manifest), int(time.time())
         tar.addfile(info, io.BytesIO(manifest))
     return counts
@@ -362,11 +394,12 @@ def export_filename() -> str:
     return f"hermes-export-{timezone.now().strftime('%Y%m%d-%H%M%S')}.tar.gz"
 
 
-def export_to_path(dest: Path) -> dict[str, int]:
+def export_to_path(dest: Path, layout: str = "wrapped") -> dict[str, int]:
+    _export_paths(layout)  # an unknown layout is refused before any file is created
     tmp = dest.with_name(dest.name + ".partial")
     try:
         with tmp.open("wb") as fh:
-            counts = export_archive(fh)
+            counts = export_archive(fh, layout)
         shutil.move(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)

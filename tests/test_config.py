@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from hermes_site import config as hermes_config
 from hermes_site.config import ConfigError, validate
-from tests.cli import CLIHome
+from tests.cli import CLIHome, new_home
+from tests.hermes_home import HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING
 
 
 def test_first_run_creates_config_with_defaults(tmp_path):
@@ -81,3 +83,98 @@ def test_database_is_sqlite_in_home_with_wal(tmp_path):
         "c.execute('PRAGMA journal_mode'); print(c.fetchone()[0]); c.execute('PRAGMA busy_timeout'); print(c.fetchone()[0])",
     )
     assert r.stdout.split()[-2:] == ["wal", "20000"], r.stderr
+
+
+# --- a home shared with Hermes Agent (issue 17.1, 17.2) ---------------------------------------
+
+
+def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
+    a, b = before.splitlines(), after.splitlines()
+    assert len(a) == len(b), after
+    return [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+
+
+def test_save_changes_keeps_every_other_key_byte_for_byte(tmp_path):
+    (tmp_path / "config.yaml").write_text(HERMES_CONFIG)
+    hermes_config.save_changes({"memory.nudge_interval": 4}, tmp_path)
+    after = (tmp_path / "config.yaml").read_text()
+    assert _changed_lines(HERMES_CONFIG, after) == [("  nudge_interval: 10", "  nudge_interval: 4")]
+    assert hermes_config.load(tmp_path).get("memory", "nudge_interval") == 4
+
+
+def test_save_changes_adds_a_missing_key_inside_its_section_and_keeps_comments(tmp_path):
+    text = "# mine\nmodel:\n  base_url: http://a/v1  # local\ntoolsets: [hermes-cli]\n"
+    (tmp_path / "config.yaml").write_text(text)
+    hermes_config.save_changes({"model.timeout": 30, "review.model": "small"}, tmp_path)
+    after = (tmp_path / "config.yaml").read_text()
+    assert after == (
+        "# mine\nmodel:\n  base_url: http://a/v1  # local\n  timeout: 30\ntoolsets: [hermes-cli]\n"
+        "review:\n  model: small\n"
+    )
+
+
+def test_model_string_stays_a_string_when_the_name_changes(tmp_path):
+    (tmp_path / "config.yaml").write_text(HERMES_CONFIG)
+    hermes_config.save_changes({"model.name": "openai/gpt-4o"}, tmp_path)
+    after = (tmp_path / "config.yaml").read_text()
+    assert _changed_lines(HERMES_CONFIG, after) == [("model: anthropic/claude-opus-4", "model: openai/gpt-4o")]
+
+
+def test_model_string_becomes_hermes_mapping_form_for_other_keys(tmp_path):
+    (tmp_path / "config.yaml").write_text(HERMES_CONFIG)
+    cfg = hermes_config.save_changes({"model.base_url": "http://127.0.0.1:8000/v1"}, tmp_path)
+    raw = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert raw["model"] == {"default": "anthropic/claude-opus-4", "base_url": "http://127.0.0.1:8000/v1"}
+    assert cfg.model_name == "anthropic/claude-opus-4"
+    assert {k: v for k, v in raw.items() if k != "model"} == {
+        k: v for k, v in yaml.safe_load(HERMES_CONFIG).items() if k != "model"
+    }
+
+
+def test_a_bad_value_saves_nothing(tmp_path):
+    (tmp_path / "config.yaml").write_text(HERMES_CONFIG)
+    with pytest.raises(ConfigError, match="memory.nudge_interval"):
+        hermes_config.save_changes({"memory.nudge_interval": -3}, tmp_path)
+    assert (tmp_path / "config.yaml").read_text() == HERMES_CONFIG
+
+
+@pytest.mark.parametrize("text", [HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING])
+def test_hermes_shapes_are_read(tmp_path, text):
+    (tmp_path / "config.yaml").write_text(text)
+    cfg = hermes_config.load(tmp_path)
+    assert cfg.model_name == "anthropic/claude-opus-4"
+    assert cfg.get("memory", "provider") == ""  # mem0 is Hermes'; the dashboard runs without it
+    assert any("memory.provider" in w and "mem0" in w for w in cfg.warnings)
+
+
+def test_config_written_through_a_symlink_keeps_the_link(tmp_path):
+    real = tmp_path / "dotfiles" / "hermes-config.yaml"
+    real.parent.mkdir()
+    real.write_text(HERMES_CONFIG)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.yaml").symlink_to(real)
+    hermes_config.save_changes({"memory.nudge_interval": 5}, tmp_path / "home")
+    assert (tmp_path / "home" / "config.yaml").is_symlink()
+    assert "  nudge_interval: 5\n" in real.read_text()
+
+
+@pytest.mark.parametrize("text", [HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING])
+def test_startup_with_hermes_config_warns_once_and_runs(tmp_path, text):
+    home = CLIHome(tmp_path / "h")
+    home.path.mkdir()
+    (home.path / "config.yaml").write_text(text)
+    r = home.manage("check")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("memory.provider") == 1, r.stderr
+    assert r.stderr.count("toolsets") == 1, r.stderr
+    assert (home.path / "config.yaml").read_text() == text  # starting never rewrites it
+
+
+def test_terminal_chat_uses_the_model_named_in_hermes_string_shape(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    (home.path / "config.yaml").write_text(HERMES_CONFIG)
+    r = home.manage("chat", "-m", "hello", env={"HERMES_MODEL": ""})
+    assert r.returncode == 0, r.stderr
+    assert "answer to hello" in r.stdout
+    assert server.requests[0]["model"] == "anthropic/claude-opus-4"
+    assert (home.path / "config.yaml").read_text() == HERMES_CONFIG

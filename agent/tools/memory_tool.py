@@ -46,7 +46,7 @@ PARAMETERS: dict[str, Any] = {
         "target": {
             "type": "string",
             "enum": ["memory", "user"],
-            "description": "'memory' for your notes, 'user' for the user profile.",
+            "description": "'memory' for your notes (the default), 'user' for the user profile.",
         },
         "action": {"type": "string", "enum": ["add", "replace", "remove"]},
         "content": {"type": "string", "description": "The entry's text, for add and replace."},
@@ -82,7 +82,8 @@ def _operations(args: dict[str, Any]) -> list[Any]:
 
 def _validate(args: dict[str, Any], store: MemoryStore) -> tuple[str, list[Any]] | str:
     """(target, operations) or an error result string."""
-    target = args.get("target")
+    # Hermes treats a null or missing target as its notes; a Hermes-tuned model relies on that.
+    target = args.get("target") or "memory"
     if target not in TARGETS:
         return error_result(f"'target' is required and must be 'memory' or 'user' (got {target!r}).")
     if not store.is_enabled(target):
@@ -92,6 +93,8 @@ def _validate(args: dict[str, Any], store: MemoryStore) -> tuple[str, list[Any]]
         # Validates and threat-scans now, so bad or hostile content is never staged for approval.
         parse_operations(operations)
     except OpError as err:
+        if err.show_entries:
+            return json.dumps(store.failure(target, err, action=str(args.get("action") or "batch")), ensure_ascii=False)
         return error_result(err.message, target=target, **err.extra)
     return target, operations
 

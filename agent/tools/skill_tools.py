@@ -154,7 +154,7 @@ def _precheck(store: SkillStore, args: dict[str, Any]) -> tuple[str, str]:
     if not info.enabled and action != "enable":
         raise SkillError(f"Skill '{name}' is disabled; enable it before changing it.")
     if action == "edit":
-        validate_skill_md(_text(args, "content"), name)
+        validate_skill_md(_text(args, "content"), name, lenient=bool(info.warning))
     return action, name
 
 
@@ -228,8 +228,8 @@ _SKILL_MANAGE_PARAMS: dict[str, Any] = {
         "category": {"type": "string", "description": "create: optional category folder."},
         "file_path": {
             "type": "string",
-            "description": "patch/write_file/remove_file: a file under references/, templates/, scripts/ "
-            "or assets/ (patch defaults to SKILL.md).",
+            "description": "patch/write_file/remove_file: a file in the skill's folder, e.g. references/api.md "
+            "or LICENSE.txt (patch defaults to SKILL.md).",
         },
         "file_content": {"type": "string", "description": "write_file: the file's full content."},
     },

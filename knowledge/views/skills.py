@@ -149,7 +149,7 @@ def _detail_context(
         "raw": raw,
         "read_error": read_error,
         "parsed": _parsed(raw),
-        "files": store.files(info.name),
+        "files": store.file_sizes(info.name),
         "file_path": file_path,
         "file_text": shown_file,
         "file_error": file_error,

@@ -65,9 +65,12 @@ def undo_import_view(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @require_GET
-def export_view(request: HttpRequest) -> FileResponse:
+def export_view(request: HttpRequest) -> HttpResponse:
+    layout = request.GET.get("layout", "wrapped")
+    if layout not in transfer.LAYOUTS:
+        return _page(request, 400, error=f"Unknown export layout {layout!r}.")
     # A temp file, not memory: sessions can be large; it is deleted when the response closes it.
     fh = tempfile.TemporaryFile()  # noqa: SIM115 -- FileResponse closes it after streaming
-    transfer.export_archive(fh)
+    transfer.export_archive(fh, layout)
     fh.seek(0)
     return FileResponse(fh, as_attachment=True, filename=transfer.export_filename(), content_type="application/gzip")

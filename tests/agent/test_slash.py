@@ -10,6 +10,8 @@ from agent.slash import expand_slash
 from hermes_site import config as hermes_config
 from knowledge.models import SkillUsage
 from knowledge.skills import SkillStore
+from tests.cli import new_home
+from tests.hermes_home import write_deep_tree
 
 SKILL = "---\nname: docker-debug\ndescription: Debug compose stacks\n---\n\n# Steps\n1. docker compose ps\n"
 
@@ -92,3 +94,24 @@ def test_disabled_skill_is_not_invoked(store: SkillStore) -> None:
 def test_broken_skill_is_not_invoked(store: SkillStore, home: Path) -> None:
     (home / "skills" / "devops" / "docker-debug" / "SKILL.md").write_text("---\nname: docker-debug\n---\nx\n")
     assert expand_slash("/docker-debug x", store) is None
+
+
+# --- skills as Hermes installs them: three folders deep (issue 17.5) -----------------------------
+
+
+@pytest.mark.django_db
+def test_a_three_deep_skill_is_invoked_by_its_name(home: Path) -> None:
+    write_deep_tree(home / "skills")
+    inv = expand_slash("/vllm serve the model", SkillStore(hermes_config.get()))
+    assert inv is not None and inv.skill_name == "vllm"
+    assert f'path="{home / "skills" / "mlops" / "inference" / "vllm"}"' in inv.model_text
+
+
+def test_a_deep_skill_works_by_slash_command_in_the_terminal_chat(tmp_path: Path, server) -> None:
+    home = new_home(tmp_path, server.base_url)
+    write_deep_tree(home.path / "skills")
+    r = home.manage("chat", "-m", "/lora-tune on my data")
+    assert r.returncode == 0, r.stderr
+    sent = server.requests[0]["messages"]
+    assert "- lora-tune: Use lora-tune" in sent[0]["content"]  # in the system prompt's index
+    assert '<skill name="lora-tune"' in sent[-1]["content"] and "on my data" in sent[-1]["content"]

@@ -64,6 +64,7 @@ def test_add_success_result_has_exact_fields(store):
     result = store.add("user", "  Prefers tea  ", AGENT)
     assert result == {
         "success": True,
+        "done": True,
         "changed": True,
         "target": "user",
         "action": "add",
@@ -200,16 +201,17 @@ def test_batch_with_a_hostile_operation_writes_nothing(home, store):
 # --- per-turn failure budget -------------------------------------------------------------------
 
 
-def test_third_failed_consolidation_in_a_turn_is_terminal_and_success_resets(store):
+def test_fourth_failed_consolidation_in_a_turn_is_terminal_and_success_resets(store):
     turn: dict = {}
     store.add("memory", "alpha", AGENT, turn)
     first = store.remove("memory", "nope", AGENT, turn)
     second = store.replace("memory", "nada", "x", AGENT, turn)
-    assert "done" not in first and "done" not in second and turn["memory_failures"] == 2
-    third = store.remove("memory", "zilch", AGENT, turn)
-    assert third["success"] is False and third["done"] is True
-    assert "Stop retrying" in third["error"] and "nope" not in third["error"]
-    assert "'zilch'" in third["last_error"]
+    third = store.remove("memory", "niente", AGENT, turn)
+    assert not any("done" in r for r in (first, second, third)) and turn["memory_failures"] == 3
+    fourth = store.remove("memory", "zilch", AGENT, turn)
+    assert fourth["success"] is False and fourth["done"] is True
+    assert "Stop retrying" in fourth["error"] and "nope" not in fourth["error"]
+    assert "'zilch'" in fourth["last_error"]
     assert store.add("memory", "beta", AGENT, turn)["success"]
     assert turn["memory_failures"] == 0
     assert "done" not in store.remove("memory", "nope", AGENT, turn)

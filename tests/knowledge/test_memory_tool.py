@@ -46,7 +46,6 @@ def test_schema_matches_the_spec():
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        ({"action": "add", "content": "x"}, "'target' is required"),
         ({"target": "notes", "action": "add", "content": "x"}, "'target' is required"),
         ({"target": "memory", "content": "x"}, "Missing 'action'"),
         ({"target": "memory", "action": "append", "content": "x"}, "'action' must be"),
@@ -69,6 +68,7 @@ def test_tool_add_returns_the_store_result_and_logs_provenance(home):
     result = call({"target": "memory", "action": "add", "content": "Repo uses uv"}, ctx)
     assert result == {
         "success": True,
+        "done": True,
         "changed": True,
         "target": "memory",
         "action": "add",
@@ -94,8 +94,8 @@ def test_tool_batch_and_dispatch_through_registry(home):
 def test_tool_uses_turn_state_for_the_failure_budget(home):
     ctx = ToolContext()
     call({"target": "memory", "action": "add", "content": "x"}, ctx)
-    results = [call({"target": "memory", "action": "remove", "old_text": f"no{i}"}, ctx) for i in range(3)]
-    assert [r.get("done", False) for r in results] == [False, False, True]
+    results = [call({"target": "memory", "action": "remove", "old_text": f"no{i}"}, ctx) for i in range(4)]
+    assert [r.get("done", False) for r in results] == [False, False, False, True]
     fresh_turn = ToolContext()
     assert "done" not in call({"target": "memory", "action": "remove", "old_text": "no"}, fresh_turn)
 

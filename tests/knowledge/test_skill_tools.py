@@ -109,7 +109,7 @@ def test_every_action_returns_the_exact_result(tools: ToolRegistry, home: Path) 
         ({"action": "patch", "name": "deploy", "old_string": "nope", "new_string": "x"}, "not found in SKILL.md"),
         ({"action": "patch", "name": "deploy", "old_string": "Step", "new_string": "x"}, "appears 2 times"),
         ({"action": "patch", "name": "deploy", "new_string": "x"}, "'old_string' is required"),
-        ({"action": "write_file", "name": "deploy", "file_path": "x.md", "file_content": "x"}, "must be under"),
+        ({"action": "write_file", "name": "deploy", "file_path": "SKILL.md", "file_content": "x"}, "edit or patch"),
         ({"action": "write_file", "name": "deploy", "file_path": "assets/x"}, "'file_content' is required"),
         ({"action": "remove_file", "name": "deploy", "file_path": "assets/none"}, "has no file"),
     ],

@@ -14,6 +14,7 @@ from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError, SkillFormatError
 from knowledge.skills import INDEX_INSTRUCTION, SkillStore, render_index
 from tests.conftest import write_config
+from tests.hermes_home import HERMES_CONFIG
 from tests.knowledge.skill_helpers import skill_md
 
 
@@ -151,15 +152,35 @@ def test_write_and_remove_file_under_allowed_folders(store: SkillStore, sub: str
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("bad", ["SKILL.md", "notes.txt", "other/x.md", "references", "Scripts/x.sh"])
-def test_write_file_outside_supporting_folders_is_refused(store: SkillStore, bad: str) -> None:
+@pytest.mark.parametrize("rel", ["LICENSE.txt", "forms.md", "reference/api.md", "examples/a/b.md", "Scripts/x.sh"])
+def test_write_file_keeps_any_file_of_the_skill_folder(store: SkillStore, rel: str) -> None:
+    store.create("deploy", skill_md("deploy"))
+    assert store.write_file("deploy", rel, "x").read_text() == "x"
+    assert store.files("deploy") == [rel]
+    store.remove_file("deploy", rel)
+    assert store.files("deploy") == []
+
+
+@pytest.mark.django_db
+def test_skill_md_is_not_written_as_a_file(store: SkillStore) -> None:
     path = store.create("deploy", skill_md("deploy"))
-    with pytest.raises(SkillError, match="Supporting files must be under"):
-        store.write_file("deploy", bad, "x")
-    with pytest.raises(SkillError, match="Supporting files must be under"):
-        store.remove_file("deploy", bad)
+    with pytest.raises(SkillError, match="SKILL.md is changed with edit or patch"):
+        store.write_file("deploy", "SKILL.md", "x")
+    with pytest.raises(SkillError, match="SKILL.md is changed with edit or patch"):
+        store.remove_file("deploy", "SKILL.md")
     assert path.read_text() == skill_md("deploy")
-    assert sorted(p.name for p in path.parent.iterdir()) == ["SKILL.md"]
+
+
+@pytest.mark.django_db
+def test_binary_file_is_stored_byte_exactly_and_undone(store: SkillStore) -> None:
+    store.create("deploy", skill_md("deploy"))
+    data = bytes(range(256)) * 8
+    path = store.write_bytes("deploy", "fonts/x.ttf", data)
+    assert path.read_bytes() == data
+    change = KnowledgeChange.objects.get(action="write_file")
+    assert change.after == "[binary file, 2,048 bytes]"
+    changelog.undo(change)
+    assert not path.exists()
 
 
 @pytest.mark.django_db
@@ -195,6 +216,22 @@ def test_disable_leaves_the_index_and_persists_in_config(store: SkillStore, home
     fresh = SkillStore(hermes_config.get())
     assert "- deploy: Does the thing" in fresh.render_index()
     assert [c.action for c in KnowledgeChange.objects.order_by("id")][-2:] == ["disable", "enable"]
+
+
+@pytest.mark.django_db
+def test_disable_keeps_every_key_hermes_wrote(home: Path) -> None:
+    write_config(home, HERMES_CONFIG)
+    store = SkillStore(hermes_config.get())
+    store.create("deploy", skill_md("deploy"))
+    store.disable("deploy")
+    assert (home / "config.yaml").read_text() == HERMES_CONFIG.replace(
+        "  creation_nudge_interval: 10\n", "  creation_nudge_interval: 10\n  disabled: [deploy]\n"
+    )
+    store.enable("deploy")
+    assert yaml.safe_load((home / "config.yaml").read_text()) == {
+        **yaml.safe_load(HERMES_CONFIG),
+        "skills": {"external_dirs": ["~/.agents/skills"], "creation_nudge_interval": 10, "disabled": []},
+    }
 
 
 @pytest.mark.django_db

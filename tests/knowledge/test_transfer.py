@@ -16,6 +16,7 @@ from knowledge.memory_store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, Message, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills import SkillStore
+from tests.hermes_home import write_deep_tree, write_skill, write_whole_skill
 
 pytestmark = pytest.mark.django_db
 
@@ -98,14 +99,14 @@ def test_import_reports_overflow_threats_and_name_clashes(home: Path, tmp_path: 
     )
     (src / "skills" / "broken").mkdir()
     (src / "skills" / "broken" / "SKILL.md").write_text("no frontmatter", encoding="utf-8")
-    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside support dirs")
+    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside SPEC's four folders")
 
     report = transfer.import_path(src)
     by_name = {i.name: i for i in report.items}
     assert by_name["git-bisect"].outcome == "skipped" and "already exists" in by_name["git-bisect"].reason
     assert SkillStore().read("git-bisect").count("mine") == 1  # the existing skill is untouched
     assert by_name["broken"].outcome == "rejected" and "frontmatter" in by_name["broken"].reason
-    assert by_name["docker-compose-debug/notes.txt"].outcome == "skipped"
+    assert by_name["docker-compose-debug/notes.txt"].outcome == "added"  # every file of a skill is kept
     user_items = [i for i in report.items if i.kind == "user"]
     assert [i.outcome for i in user_items] == ["rejected", "rejected"]
     assert "Blocked" in user_items[0].reason and "over the limit" in user_items[1].reason
@@ -272,3 +273,67 @@ def test_export_command_archive_imports_back_as_a_hermes_home(home: Path, tmp_pa
     report = transfer.import_path(out)
     assert report.count("added") == 0 and report.count("duplicate") == len(memory_before) + 2
     assert report.count("skipped", ("skill",)) == 2
+
+
+# --- a home shared with Hermes Agent (issue 17.4, 17.5, 17.9) ------------------------------------
+
+
+def test_import_keeps_every_file_of_a_skill_and_the_page_lists_them(auth_client, home: Path, tmp_path: Path) -> None:
+    src = tmp_path / "hermes"
+    files = write_whole_skill(src / "skills" / "creative")
+    write_deep_tree(src / "skills")
+    (src / "skills" / "creative" / "canvas-design" / "huge.bin").write_bytes(b"\0" * (1024 * 1024 + 1))
+    (src / "skills" / "creative" / "canvas-design" / ".DS_Store").write_bytes(b"\0")
+    report = transfer.import_path(src)
+    assert ("canvas-design/.DS_Store", "skipped") in [(i.name, i.outcome) for i in report.items]
+    folder = home / "skills" / "creative" / "canvas-design"
+    assert {rel: (folder / rel).read_bytes() for rel in files} == files  # byte for byte, binaries too
+    huge = next(i for i in report.items if i.name == "canvas-design/huge.bin")
+    assert huge.outcome == "rejected" and "limited to 1,048,576 bytes" in huge.reason
+    assert not (folder / "huge.bin").exists()
+    assert {s.name for s in SkillStore().list()} >= {"canvas-design", "vllm", "lora-tune"}
+    page = auth_client.get("/skills/canvas-design/").content.decode()
+    for rel in files:
+        if rel != "SKILL.md":
+            assert f">{rel}</a>" in page
+    assert "binary file" in auth_client.get("/skills/canvas-design/", {"file": "bin/tool.wasm"}).content.decode()
+    transfer.undo_import(report.run_id or 0)
+    assert not folder.exists()
+
+
+def test_import_lists_an_over_long_description_with_a_warning(home: Path, tmp_path: Path) -> None:
+    src = tmp_path / "hermes"
+    write_skill(src / "skills", "creative/poster", description="Make posters. " * 80)
+    report = transfer.import_path(src)
+    (item,) = [i for i in report.items if i.kind == "skill"]
+    assert item.outcome == "added" and "truncated" in item.reason
+    assert SkillStore().get("poster").usable
+
+
+@pytest.mark.parametrize("how", ["page", "command"])
+def test_export_as_a_hermes_home_has_memories_and_skills_at_the_top(
+    auth_client, home: Path, tmp_path: Path, how: str
+) -> None:
+    transfer.import_path(make_hermes_home(tmp_path / "h"))
+    if how == "page":
+        page = auth_client.get("/transfer/").content.decode()
+        assert 'id="export-download-home"' in page and "/transfer/export/?layout=home" in page
+        resp = auth_client.get("/transfer/export/", {"layout": "home"})
+        data = b"".join(resp.streaming_content)
+    else:
+        call_command("export_hermes", str(tmp_path / "home.tar.gz"), "--layout", "home")
+        data = (tmp_path / "home.tar.gz").read_bytes()
+    members = _export_members(data)
+    assert members["memories/MEMORY.md"] == (home / "memories" / "MEMORY.md").read_bytes()
+    assert "skills/devops/docker-compose-debug/references/ports.md" in members
+    assert {n.split("/")[0] for n in members} == {"memories", "skills", "dashboard-export"}
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(unpacked, filter="data")
+    assert transfer.find_home(unpacked) == unpacked  # a Hermes home as it is
+
+
+def test_unknown_export_layout_is_a_clear_error(auth_client, home: Path, tmp_path: Path) -> None:
+    assert auth_client.get("/transfer/export/", {"layout": "flat"}).status_code == 400
+    with pytest.raises(CommandError):
+        call_command("export_hermes", str(tmp_path / "x.tar.gz"), "--layout", "flat")

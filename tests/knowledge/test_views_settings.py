@@ -10,6 +10,7 @@ import yaml
 
 from hermes_site import config as hermes_config
 from knowledge.views.settings import FIELDS
+from tests.hermes_home import HERMES_CONFIG
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +103,12 @@ def test_hostile_text_values_are_inert(auth_client, home: Path) -> None:
     auth_client.post("/settings/", form(review__model=hostile, model__timeout=hostile))
     body = auth_client.get("/settings/").content.decode()
     assert "<script>alert" not in body and "<img" not in body
+
+
+def test_save_from_a_hermes_config_changes_only_the_edited_key(auth_client, home: Path) -> None:
+    (home / "config.yaml").write_text(HERMES_CONFIG)
+    hermes_config.reset()
+    resp = auth_client.post("/settings/", form(memory__nudge_interval="4"))
+    assert resp.status_code == 200 and 'id="settings-saved"' in resp.content.decode()
+    after = (home / "config.yaml").read_text()
+    assert after == HERMES_CONFIG.replace("  nudge_interval: 10\n", "  nudge_interval: 4\n")

@@ -15,10 +15,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("out", help="the archive to write, e.g. hermes-export.tar.gz")
+        parser.add_argument(
+            "--layout",
+            choices=transfer.LAYOUTS,
+            default="wrapped",
+            help="wrapped: everything under hermes-export/; home: memories/ and skills/ at the top, "
+            "shaped like a Hermes home (sessions in dashboard-export/)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         out = Path(options["out"]).expanduser()
         if not out.parent.is_dir():
             raise CommandError(f"The folder {out.parent} does not exist.")
-        counts = transfer.export_to_path(out)
+        counts = transfer.export_to_path(out, options["layout"])
         self.stdout.write(f"Wrote {out}: {counts['sessions']} sessions, {counts['messages']} messages.")
