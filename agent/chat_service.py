@@ -300,7 +300,9 @@ def conversation(session: ChatSession) -> list[Item]:
 def counters(session: ChatSession) -> dict[str, int | None]:
     """Turns until the next memory review / model calls until the next skill review."""
     config = hermes_config.get()
-    mem = int(config.get("memory", "nudge_interval"))
+    # As the runner's counters: no memory tool (both targets off), no memory review.
+    memory_tool = bool(config.get("memory", "memory_enabled") or config.get("memory", "user_profile_enabled"))
+    mem = int(config.get("memory", "nudge_interval")) if memory_tool else 0
     skill = int(config.get("skills", "creation_nudge_interval"))
     return {
         "turns_until_memory_review": mem - session.turns_since_memory if mem > 0 else None,

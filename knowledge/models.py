@@ -7,6 +7,8 @@ their rows and the search index) by migrations; their names now say `knowledge_`
 
 from __future__ import annotations
 
+import json
+import logging
 import uuid
 from typing import Any
 
@@ -16,6 +18,8 @@ from django.utils import timezone
 from knowledge import approvals
 from knowledge.provenance import ACTOR_LABELS, Provenance
 from knowledge.workers import is_alive
+
+log = logging.getLogger(__name__)
 
 
 def _new_id() -> str:
@@ -260,7 +264,11 @@ class PendingWrite(models.Model):
         if arguments is not None:
             self.arguments = arguments
         prov = Provenance(actor="user", review_id=self.review_id, session_id=self.session_id)
-        self.result = approvals.apply(self, prov)
+        try:
+            self.result = approvals.apply(self, prov)
+        except Exception as exc:  # the item is claimed: record the failure, never leave it undecidable
+            log.exception("applying pending write %s failed", self.pk)
+            self.result = json.dumps({"success": False, "error": f"Could not apply it: {type(exc).__name__}: {exc}"})
         self.status = "approved" if approvals.succeeded(self.result) else "failed"
         self.save(update_fields=["arguments", "status", "result", "decided_at"])
         return True

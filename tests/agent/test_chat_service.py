@@ -93,11 +93,6 @@ def test_counters_count_down_to_the_next_reviews_and_are_none_when_off(home):
     assert chat_service.counters(s) == {"turns_until_memory_review": None, "iters_until_skill_review": None}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="counters() ignores whether the memory tool exists: with both memory targets off the page shows "
-    "'Memory review in 10 turns' on load, while the runner's saved frame (and SPEC §5) say no memory review comes",
-)
 def test_the_page_counter_and_the_turns_saved_frame_agree_when_memory_is_off(home, llm):
     write_config(home, "memory:\n  memory_enabled: false\n  user_profile_enabled: false\n")
     session = chat_service.create_session()

@@ -74,20 +74,13 @@ def test_a_write_the_store_refuses_is_recorded_as_failed_with_its_error(home: Pa
     assert not (home / "memories" / "MEMORY.md").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PendingWrite.approve() marks the item decided before applying it; when the store raises (an OSError "
-    "writing the file) the item stays 'pending' with decided_at set, and approve()/reject() refuse it forever",
-)
 def test_an_apply_that_raises_does_not_leave_the_item_stuck(home: Path):
     (home / "memories").write_text("a file where the memories folder should be", encoding="utf-8")
     pending = _pending()
-    try:
-        pending.approve()
-    except OSError:
-        pass  # how the failure is reported is the fix's choice; an item nobody can decide is the bug
+    assert pending.approve()
     fresh = PendingWrite.objects.get(pk=pending.pk)
-    assert fresh.status == "failed" or fresh.reject()
+    assert fresh.status == "failed"
+    assert "Could not apply it" in json.loads(fresh.result)["error"]
 
 
 def test_a_kind_nothing_can_apply_fails_clearly(home: Path):

@@ -27,5 +27,7 @@ class Command(BaseCommand):
         out = Path(options["out"]).expanduser()
         if not out.parent.is_dir():
             raise CommandError(f"The folder {out.parent} does not exist.")
+        if out.is_dir():
+            raise CommandError(f"{out} is a folder; give the archive's file name, e.g. {out / 'hermes-export.tar.gz'}")
         counts = transfer.export_to_path(out, options["layout"])
         self.stdout.write(f"Wrote {out}: {counts['sessions']} sessions, {counts['messages']} messages.")

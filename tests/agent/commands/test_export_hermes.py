@@ -64,23 +64,12 @@ def test_export_into_a_missing_folder_is_a_clear_error(home: Path, tmp_path: Pat
     assert not (tmp_path / "nope").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="export_hermes given an existing folder says 'Wrote <folder>' but leaves the archive at "
-    "<folder>/<folder>.partial (shutil.move into the folder); it should refuse clearly or write a named archive",
-)
-def test_an_existing_folder_as_out_is_refused_or_gets_a_named_archive(home: Path, tmp_path: Path):
+def test_an_existing_folder_as_out_is_refused_clearly(home: Path, tmp_path: Path):
     folder = tmp_path / "backups"
     folder.mkdir()
-    out = io.StringIO()
-    try:
-        call_command("export_hermes", str(folder), stdout=out)
-    except CommandError:
-        pass  # a clear refusal is one right answer
-    else:
-        written = Path(out.getvalue().split("Wrote ", 1)[1].split(": ", 1)[0])
-        assert written.is_file() and tarfile.is_tarfile(written)
-    assert not list(folder.rglob("*.partial"))
+    with pytest.raises(CommandError, match="is a folder; give the archive's file name"):
+        call_command("export_hermes", str(folder), stdout=io.StringIO())
+    assert list(folder.iterdir()) == []
 
 
 def test_an_empty_home_exports_an_archive_with_no_sessions(home: Path, tmp_path: Path):
