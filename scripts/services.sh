@@ -5,8 +5,10 @@
 #   ensure_packages; start_postgres DIR PORT; start_redis DIR PORT; stop_services DIR
 # Exports DATABASE_URL and REDIS_URL for what runs afterwards.
 
+# ensure_packages [EXTRA...]: PostgreSQL, Redis and any extra Debian packages (e.g. chromium).
 ensure_packages() {
-  local missing=()
+  local missing=() extra
+  for extra in "$@"; do command -v "$extra" >/dev/null 2>&1 || missing+=("$extra"); done
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql postgresql-contrib)
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   if [ ${#missing[@]} -gt 0 ]; then
@@ -28,11 +30,16 @@ _as_pg() {
 start_postgres() {
   local dir="$1" port="$2" bin
   bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+  local fresh=""
   mkdir -p "$dir/pg"
-  [ "$(id -u)" = 0 ] && chown -R postgres "$dir/pg"
-  _as_pg "$bin/initdb -D '$dir/pg/data' -U postgres -E UTF8 --locale=C.UTF-8 -A trust" >/dev/null
-  _as_pg "$bin/pg_ctl -D '$dir/pg/data' -l '$dir/pg/log' -w -o \"-p $port -k '$dir/pg' -c listen_addresses=127.0.0.1 -c fsync=off\" start" >/dev/null
-  _as_pg "$bin/createdb -h 127.0.0.1 -p $port -U postgres hermes"
+  if [ "$(id -u)" = 0 ]; then chown -R postgres "$dir/pg"; fi
+  if [ ! -d "$dir/pg/data" ]; then
+    # Local trust on 127.0.0.1 only: the cluster is this machine's, like the dashboard itself.
+    _as_pg "$bin/initdb -D '$dir/pg/data' -U postgres -E UTF8 --locale=C.UTF-8 -A trust" >/dev/null
+    fresh=1
+  fi
+  _as_pg "$bin/pg_ctl -D '$dir/pg/data' -l '$dir/pg/log' -w -o \"-p $port -k '$dir/pg' -c listen_addresses=127.0.0.1 ${PG_EXTRA_OPTS:-}\" start" >/dev/null
+  if [ -n "$fresh" ]; then _as_pg "$bin/createdb -h 127.0.0.1 -p $port -U postgres hermes"; fi
   export DATABASE_URL="postgres://postgres@127.0.0.1:$port/hermes"
   export HERMES_PG_BIN="$bin" HERMES_PG_DIR="$dir/pg"
 }

@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# Install everything (Python packages, Debian's Chromium for the browser tests) and run every
-# check: ruff, mypy, the test suite, then the browser tests in their own pytest process
-# (Playwright's sync API must not share a process with the asyncio tests).
+# Install everything (Python packages; Debian's Chromium, PostgreSQL and Redis) and run every
+# check: ruff, mypy, the import layers, then the whole test suite twice — on the embedded
+# default (SQLite, in-memory channel layer, review threads) and on the scale-out profile
+# (PostgreSQL and Redis, started here on loopback and stopped on exit). Browser tests run in
+# their own pytest process (Playwright's sync API must not share one with the asyncio tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
-if ! command -v chromium >/dev/null 2>&1; then
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium >/dev/null
-fi
+# shellcheck source=scripts/services.sh
+source scripts/services.sh
+ensure_packages chromium
 # Tests get their own temporary HERMES_HOME (tests/settings.py), never the user's ~/.hermes.
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy .
 .venv/bin/lint-imports  # the one-way layers (.importlinter)
 .venv/bin/python manage.py collectstatic --noinput -v 0
+
+echo "== the embedded default: SQLite, in-memory channel layer, review threads"
+.venv/bin/pytest -m "not browser" "$@"
+.venv/bin/pytest -m browser tests/browser "$@"
+
+echo "== the scale-out profile: PostgreSQL and Redis"
+SERVICES=$(mktemp -d)
+chmod 755 "$SERVICES"  # the postgres user runs the cluster inside it
+trap 'stop_services "$SERVICES"; rm -rf "$SERVICES"' EXIT
+PG_EXTRA_OPTS="-c fsync=off" start_postgres "$SERVICES" "$(free_port)"  # a throwaway cluster
+start_redis "$SERVICES" "$(free_port)"
 .venv/bin/pytest -m "not browser" "$@"
 .venv/bin/pytest -m browser tests/browser "$@"

@@ -5,6 +5,7 @@ import yaml
 
 from hermes_site import config as hermes_config
 from hermes_site.config import ConfigError, validate
+from tests import dbs
 from tests.cli import CLIHome, new_home
 from tests.hermes_home import HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING
 
@@ -71,6 +72,7 @@ def test_bad_config_stops_startup_with_one_clear_line(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.skipif(dbs.on_postgres(), reason="the embedded default; DATABASE_URL names another database")
 def test_database_is_sqlite_in_home_with_wal(tmp_path):
     home = CLIHome(tmp_path / "h")
     home.path.mkdir()
