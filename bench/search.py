@@ -74,7 +74,7 @@ def _row_template(conn: sqlite3.Connection, table: str) -> dict[str, object]:
 
 
 def load(db: Path, n_messages: int, words: list[str], seed: int = 7) -> None:
-    from agent.management.commands.rebuild_search_index import _fts_migration, rebuild_indexes
+    from knowledge.management.commands.rebuild_search_index import _fts_migration, rebuild_indexes
 
     rng = random.Random(seed)
     cum = list(_cumulative_zipf(len(words)))
@@ -162,7 +162,7 @@ def timed(fns: dict[str, Callable[[str], object]], items: list[str]) -> dict[str
     return out
 
 
-def like_scan(q: str, limit: int = 20) -> list[object]:
+def like_scan(q: str, limit: int = 20, operator: str = "LIKE") -> list[object]:
     """The scan FTS is compared with, doing the same work for the same output: a page of
     `limit` MessageHits (session title, source, role, time, highlighted snippet) and a count
     capped like search_messages'. A LIKE scan cannot rank, so it returns the newest matches,
@@ -174,12 +174,12 @@ def like_scan(q: str, limit: int = 20) -> list[object]:
     from knowledge.snippets import substring_snippet
 
     terms = q.split()
-    where = " AND ".join(["m.content LIKE %s"] * len(terms))
+    where = " AND ".join([f"m.content {operator} %s"] * len(terms))
     params = [f"%{t}%" for t in terms]
     frm = "knowledge_message m JOIN knowledge_chatsession s ON s.id = m.session_id"
     cols = "m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content"
     with connection.cursor() as cur:
-        cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s)", [*params, COUNT_CAP + 1])
+        cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s) hits", [*params, COUNT_CAP + 1])
         cur.fetchone()
         cur.execute(f"SELECT {cols} FROM {frm} WHERE {where} ORDER BY m.id DESC LIMIT %s", [*params, limit])
         rows = cur.fetchall()
