@@ -46,3 +46,25 @@
     dialog.addEventListener("click", function (ev) { if (ev.target === dialog) dialog.close(); });
   });
 })();
+
+// Code blocks and tool output scroll sideways on their own; a keyboard user reaches them with Tab
+// and scrolls with the arrow keys. Streamed answers add blocks later, hence the observer.
+(function () {
+  let queued = false;
+  function reach() {
+    queued = false;
+    document.querySelectorAll("main pre:not([tabindex])").forEach(function (pre) {
+      pre.setAttribute("tabindex", "0");
+    });
+  }
+  function queue() {
+    if (queued) return;
+    queued = true;
+    window.requestAnimationFrame(reach);
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    reach();
+    const main = document.getElementById("main");
+    if (main) new MutationObserver(queue).observe(main, { childList: true, subtree: true });
+  });
+})();
