@@ -7,7 +7,7 @@
     button.setAttribute("aria-expanded", open ? "true" : "false");
     document.body.classList.toggle(bodyClass, open);
     if (open) {
-      const first = panel.querySelector("a, button, input, select, textarea");
+      const first = panel.querySelector("a[href], button:not([disabled]), input:not([type=hidden]), select, textarea");
       if (first) first.focus();
     }
   }
