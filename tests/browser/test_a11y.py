@@ -5,7 +5,7 @@ critical and no serious violations."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -17,7 +17,12 @@ from tests.browser.site_pages import seed_site, site_pages
 pytestmark = pytest.mark.browser
 
 BLOCKING = {"critical", "serious"}
-MODES = {"light-1280": ("light", 1280, 860), "dark-1280": ("dark", 1280, 860), "dark-390": ("dark", 390, 844)}
+Scheme = Literal["light", "dark"]
+MODES: dict[str, tuple[Scheme, int, int]] = {
+    "light-1280": ("light", 1280, 860),
+    "dark-1280": ("dark", 1280, 860),
+    "dark-390": ("dark", 390, 844),
+}
 AXE = Axe()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -13,7 +15,7 @@ BG = "() => getComputedStyle(document.body).backgroundColor"
 LIGHT_BG, DARK_BG = "rgb(247, 247, 245)", "rgb(20, 21, 24)"
 
 
-def _logged_in_page(browser: Browser, server: LiveServer, scheme: str) -> Page:
+def _logged_in_page(browser: Browser, server: LiveServer, scheme: Literal["light", "dark"]) -> Page:
     ctx = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 860}, color_scheme=scheme)
     page = ctx.new_page()
     page.goto(server.login_url("/memory/"))
