@@ -15,7 +15,7 @@ from tests.browser.site_pages import SitePage, seed_site, site_pages
 pytestmark = pytest.mark.browser
 
 WIDTHS = {1280: 860, 768: 1024, 390: 844}
-NARROW_NAV = 960  # below this the main navigation folds behind "Menu" (static/css/app.css)
+NARROW_NAV = 1100  # below this the main navigation folds behind "Menu" (static/css/app.css)
 NAV_LINKS = [
     "Chat",
     "Overview",
