@@ -8,7 +8,7 @@ from hermes_site.access import login_view
 
 def favicon(request: HttpRequest) -> HttpResponse:
     """Browsers ask for /favicon.ico whatever the page's <link rel=icon> says; point them at the SVG
-    (a temporary redirect: its static URL carries a content hash that changes with the file)."""
+    (a temporary redirect, so a browser never keeps the address if static files move)."""
     return HttpResponseRedirect(static("favicon.svg"))
 
 

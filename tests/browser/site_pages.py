@@ -43,15 +43,11 @@ def ok(k: int, x: bool) -> bool:
 """
 
 # Creates, through the stores, what a few days of use leave behind: a review that changed memory
-# and a write held for approval. ReviewRun is looked up by name because it is moving from the
-# agent app to knowledge (the lead's layers refactor); the test must not care where it lives.
+# and a write held for approval.
 REVIEW_SCENARIO = """
-import importlib
 from knowledge import changelog
-from knowledge.models import PendingWrite
+from knowledge.models import PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
-models = [importlib.import_module(m) for m in ("knowledge.models", "agent.models")]
-ReviewRun = next(m.ReviewRun for m in models if hasattr(m, "ReviewRun"))
 run = ReviewRun.objects.create(session_id={session!r}, prompt_kind="combined", status="done", trigger="nudge",
     summary="User profile updated", prompt_tokens=1200, completion_tokens=80, iterations=2, duration_ms=2300)
 change = changelog.record(kind="memory", target="user", action="add",
@@ -68,7 +64,7 @@ _seeded: dict[str, dict[str, str]] = {}
 
 def _server_python(server: LiveServer, code: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
-    env.update(HERMES_HOME=str(server.home), HERMES_TEST_ISOLATED="1", DJANGO_SETTINGS_MODULE="hermes_site.settings")
+    env.update(HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings")
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT,
