@@ -42,8 +42,8 @@ def ok(k: int, x: bool) -> bool:
 | `--dry-run` | print what would change without writing anything to the disk at all |
 """
 
-# Creates, through the stores, what a few days of use leave behind: a review that changed memory
-# and a write held for approval.
+# Creates, through the stores, what a few days of use leave behind: a review that changed memory,
+# a write held for approval and one already rejected.
 REVIEW_SCENARIO = """
 from knowledge import changelog
 from knowledge.models import PendingWrite, ReviewRun
@@ -56,6 +56,8 @@ change = changelog.record(kind="memory", target="user", action="add",
     summary="Added: Works on the payments service in Go")
 PendingWrite.objects.create(kind="memory", tool_name="memory", review=run,
     arguments={{"target": "memory", "action": "add", "content": "Deploys go out on Tuesdays"}})
+PendingWrite.objects.create(kind="memory", tool_name="memory", review=run,
+    arguments={{"target": "memory", "action": "add", "content": "Likes tabs"}}).reject()
 print(run.pk, change.pk)
 """
 
@@ -125,6 +127,7 @@ def site_pages(ids: dict[str, str]) -> list[SitePage]:
         SitePage("memory", "/memory/", ".memory-add button"),
         SitePage("skills", "/skills/", "a[href='/skills/new/']"),
         SitePage("skill-detail", "/skills/deploy-checklist/", "main h1"),
+        SitePage("skill-new", "/skills/new/", "main button[type=submit]"),
         SitePage("search", "/search/?q=python", "main input[type=search]"),
         SitePage("changes", "/changes/", ".change-row a"),
         SitePage("change-detail", f"/changes/{ids['change']}/", "main h1"),

@@ -127,3 +127,32 @@ def test_every_page_fits_the_window_at_each_width(sized, ids, daphne_server: Liv
         full = not site.path.startswith("/c/")
         page.screenshot(path=str(SCREENSHOTS / f"layout-{width}-{site.name}.png"), full_page=full)
     assert not problems, "\n".join(problems)
+
+
+CARD_TABLES = {
+    "/changes/": ".change-row",
+    "/reviews/": ".review-row",
+    "/skills/": ".skill-row",
+    "/pending/": "tbody tr",
+}
+
+
+def test_wide_tables_become_cards_on_narrow_windows(sized, ids, daphne_server: LiveServer) -> None:
+    width, ctx = sized
+    page = ctx.new_page()
+    page.goto(daphne_server.login_url("/"))
+    page.wait_for_url(f"{daphne_server.url}/")
+    stacked = width < 800
+    for path, row_selector in CARD_TABLES.items():
+        page.goto(path)
+        row = page.locator(row_selector).first
+        display = row.evaluate("el => getComputedStyle(el).display")
+        assert display == ("block" if stacked else "table-row"), (path, width, display)
+        header = page.locator("table thead").first
+        if stacked:  # column names move into each card; the header row stays for screen readers
+            expect(header).not_to_be_in_viewport()
+            label = row.locator("td[data-label]").first
+            shown = label.evaluate("el => getComputedStyle(el, '::before').content")
+            assert shown == f'"{label.get_attribute("data-label")}"', (path, shown)
+        else:
+            expect(header).to_be_visible()
