@@ -11,7 +11,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, BrowserContext, Page
 
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import SCREENSHOTS, LiveServer
 from tests.browser.site_pages import seed_site, site_pages
 
 pytestmark = pytest.mark.browser
@@ -56,6 +56,7 @@ def test_no_serious_accessibility_violations_on_any_page(mode_context, ids, daph
     scheme, width, ctx = mode_context
     page = ctx.new_page()
     problems: list[str] = []
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     logged_in = False
     for site in site_pages(ids):
         if site.logged_in and not logged_in:
@@ -69,6 +70,8 @@ def test_no_serious_accessibility_violations_on_any_page(mode_context, ids, daph
             page.click("#drawer-toggle")
             page.wait_for_function("() => document.getElementById('chat-sidebar').getBoundingClientRect().left >= 0")
         problems += blocking_violations(page, f"{site.name} ({scheme}, {width}px)")
+        if scheme == "dark":  # the light ones are test_layout's
+            page.screenshot(path=str(SCREENSHOTS / f"dark-{width}-{site.name}.png"))
     if page.locator("#nav-toggle").is_visible():  # the open menu, on the last page
         page.click("#nav-toggle")
         problems += blocking_violations(page, f"menu ({scheme}, {width}px)")
