@@ -106,7 +106,7 @@ def seed_site(browser: Browser, server: LiveServer, llm: ScriptedLLM) -> dict[st
     if server.url in _seeded:
         return _seeded[server.url]
     server.write_skill(
-        "deploy-checklist",
+        "release-checklist",
         "Steps to ship the payments service without downtime",
         "# Deploy\n\n1. Run `make test`.\n2. Tag the release.\n3. Watch the error rate for 10 minutes.\n",
         category="devops",
@@ -126,7 +126,7 @@ def site_pages(ids: dict[str, str]) -> list[SitePage]:
         SitePage("overview", "/overview/", "main h1"),
         SitePage("memory", "/memory/", ".memory-add button"),
         SitePage("skills", "/skills/", "a[href='/skills/new/']"),
-        SitePage("skill-detail", "/skills/deploy-checklist/", "main h1"),
+        SitePage("skill-detail", "/skills/release-checklist/", "main h1"),
         SitePage("skill-new", "/skills/new/", "main button[type=submit]"),
         SitePage("search", "/search/?q=python", "main input[type=search]"),
         SitePage("changes", "/changes/", ".change-row a"),

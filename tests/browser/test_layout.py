@@ -133,7 +133,7 @@ CARD_TABLES = {
     "/changes/": ".change-row",
     "/reviews/": ".review-row",
     "/skills/": ".skill-row",
-    "/pending/": "tbody tr",
+    "/pending/": ".decided-table tbody tr",
 }
 
 
@@ -148,7 +148,7 @@ def test_wide_tables_become_cards_on_narrow_windows(sized, ids, daphne_server: L
         row = page.locator(row_selector).first
         display = row.evaluate("el => getComputedStyle(el).display")
         assert display == ("block" if stacked else "table-row"), (path, width, display)
-        header = page.locator("table thead").first
+        header = row.locator("xpath=ancestor::table[1]/thead")
         if stacked:  # column names move into each card; the header row stays for screen readers
             expect(header).not_to_be_in_viewport()
             label = row.locator("td[data-label]").first
