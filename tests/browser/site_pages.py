@@ -8,7 +8,6 @@ person can reach, with the control that must stay on screen at every width.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from playwright.sync_api import Browser
 
 from tests.browser.conftest import ROOT, LiveServer
+from tests.daphne import server_env
 from tests.fakellm import Reply, ScriptedLLM
 
 
@@ -65,12 +65,10 @@ _seeded: dict[str, dict[str, str]] = {}
 
 
 def _server_python(server: LiveServer, code: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
-    env.update(HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings")
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT,
-        env=env,
+        env=server_env(server.home),  # the server's home and database (SQLite or PostgreSQL)
         capture_output=True,
         text=True,
         timeout=60,
