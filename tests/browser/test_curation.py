@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Dialog, Page, expect
 
+from tests import dbs
 from tests.browser.conftest import ROOT, LiveServer
 
 pytestmark = pytest.mark.browser
@@ -34,7 +35,9 @@ from knowledge.skills import SkillStore
 def server_python(server: LiveServer, code: str) -> str:
     """Run Django code against the server's home and database; returns what it printed."""
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
-    env.update(HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings")
+    env.update(
+        HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings", **dbs.database_env(server.home)
+    )
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", SETUP + code],
         cwd=ROOT,

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Dialog, Page, Response, expect
 
+from tests import dbs
 from tests.browser.conftest import LiveServer
 from tests.daphne import ROOT, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
@@ -56,7 +57,9 @@ def daphne_server(tmp_path_factory: pytest.TempPathFactory, llm_server: Scripted
 def server_python(server: LiveServer, code: str) -> str:
     """Run Django code against the server's home and database; returns its last printed line."""
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_DB", "HERMES_DEBUG")}
-    env.update(HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings")
+    env.update(
+        HERMES_HOME=str(server.home), DJANGO_SETTINGS_MODULE="hermes_site.settings", **dbs.database_env(server.home)
+    )
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT,
