@@ -126,8 +126,11 @@ class ChatClient:
     def remember(self, feature: str) -> Notice | None:
         log.info("model server %s (%s) refused %s; remembered", self.base_url, self.model, feature)
         learn(self.caps, feature)
-        self._store.save(self.base_url, self.model, self.caps.to_dict())
+        self.save_capabilities()
         return Notice(TOOLS_OFF_NOTICE) if feature == "tools" else None
+
+    def save_capabilities(self) -> None:
+        self._store.save(self.base_url, self.model, self.caps.to_dict())
 
     def _send_adapting(
         self, build: Any, timeout: float | None = None, notices: list[Notice] | None = None
@@ -157,11 +160,15 @@ class ChatClient:
         notices: list[Notice] = []
         body, response = self._send_adapting(lambda: self.build_request(messages, tools, stream=True), None, notices)
         yield from notices
+        yield from self.read(body, response, interrupt)
+
+    def read(self, body: dict[str, Any], response: Any, interrupt: threading.Event | None = None) -> Iterator[StreamEvent]:
+        """The events of the reply to `body`, streamed or whole, ending with one ModelReply."""
         assembler = Assembler(tools_offered=bool(body.get("tools")))
         if body.get("stream"):
             yield from self._read_stream(response, assembler, interrupt)
             return
-        # A non-streamed reply (the server cannot stream while tools are offered): one piece.
+        # A non-streamed reply (e.g. the server cannot stream while tools are offered): one piece.
         yield from self._read_body(response, assembler)
         assembler.finish_reason = assembler.finish_reason or "stop"  # a whole body is never cut off
         yield from self._reply(assembler, saw_chunk=True)
