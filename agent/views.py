@@ -13,7 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from agent import chat_service, review
 from agent.llm import LLMError, client_from_config
 from hermes_site import config as hermes_config
-from knowledge import turns
+from knowledge import capabilities, turns
 from knowledge.models import ChatSession
 from knowledge.search import search_sessions
 from knowledge.skills import SkillStore
@@ -66,6 +66,7 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
         "busy": turns.holds(session),
         "max_chars": config.get("agent", "max_message_chars"),
         "needs_setup": not config.model_name,
+        "model_limits": capabilities.limits(config.base_url, config.model_name) if config.model_name else "",
         **_sessions(request, session),
     }
     if context["needs_setup"]:

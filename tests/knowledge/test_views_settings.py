@@ -102,3 +102,20 @@ def test_hostile_text_values_are_inert(auth_client, home: Path) -> None:
     auth_client.post("/settings/", form(review__model=hostile, model__timeout=hostile))
     body = auth_client.get("/settings/").content.decode()
     assert "<script>alert" not in body and "<img" not in body
+
+
+def test_page_shows_what_the_model_server_can_do(auth_client, llm) -> None:
+    from django.core.management import call_command
+
+    from tests.fakellm import Reply
+    from tests.wire.ollama import CASES
+    from tests.wire.replay import uses
+
+    body = auth_client.get("/settings/").content.decode()
+    assert "not checked yet" in body and 'data-feature="tools" data-state="unknown"' in body
+    no_tools = next(c for c in CASES if c.refuses == "tools")
+    llm.when(uses("tools"), Reply(raw=no_tools.raw))
+    call_command("check_model")  # the probe, as a person runs it
+    body = auth_client.get("/settings/").content.decode()
+    assert 'data-feature="tools" data-state="no"' in body and 'data-feature="system_role" data-state="yes"' in body
+    assert "cannot save memories or skills itself" in body and "checked 20" in body
