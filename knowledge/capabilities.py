@@ -34,7 +34,8 @@ FEATURES = [
     Feature("system_role", "System role", "The system prompt (memory, skills) is sent inside the first user message."),
     Feature("stream_options", "Usage report while streaming (stream_options)",
             "Token counts are estimated from the text; compression still works."),
-    Feature("reasoning_echo", "Thinking sent back (reasoning_content)", "The model's thinking is kept but not sent back."),
+    Feature("reasoning_echo", "Thinking sent back (reasoning_content)",
+            "The model's thinking is kept but not sent back."),
 ]  # fmt: skip
 
 TOOLS_NOTICE = "This model cannot call tools: the agent cannot save memories itself; reviews are off."

@@ -9,8 +9,6 @@ types (`TextChunk`, `ReasoningChunk`, `Notice`, `ModelReply`), and every failure
 
 from __future__ import annotations
 
-from hermes_site.config import Config
-
 from agent.llm.capabilities import Capabilities, CapabilityStore, MemoryCapabilityStore
 from agent.llm.client import ChatClient
 from agent.llm.types import (
@@ -23,6 +21,7 @@ from agent.llm.types import (
     ToolCallRequest,
     Usage,
 )
+from hermes_site.config import Config
 
 
 def client_from_config(

@@ -71,9 +71,7 @@ def delta_reasoning(delta: dict[str, Any]) -> str:
             return value
     details = delta.get("reasoning_details")
     if isinstance(details, list):
-        return "".join(
-            str(d.get("text") or d.get("summary") or "") for d in details if isinstance(d, dict)
-        )
+        return "".join(str(d.get("text") or d.get("summary") or "") for d in details if isinstance(d, dict))
     return ""
 
 
@@ -122,9 +120,11 @@ class ToolCallAccumulator:
     def feed(self, delta: Any) -> None:
         if not isinstance(delta, dict):
             return
-        fn = delta.get("function") if isinstance(delta.get("function"), dict) else {}
-        name = fn.get("name") if isinstance(fn.get("name"), str) else ""
-        call_id = delta.get("id") if isinstance(delta.get("id"), str) else ""
+        raw_fn = delta.get("function")
+        fn: dict[str, Any] = raw_fn if isinstance(raw_fn, dict) else {}
+        raw_name, raw_id = fn.get("name"), delta.get("id")
+        name = raw_name if isinstance(raw_name, str) else ""
+        call_id = raw_id if isinstance(raw_id, str) else ""
         slot = self._slot_for(delta.get("index"), call_id, name)
         if call_id:
             slot["id"] = call_id

@@ -39,7 +39,7 @@ class Capabilities:
         if self.tools is False:
             out.append(TOOLS_OFF_NOTICE)
         if self.stream_tools is False:
-            out.append("Replies that may call tools arrive whole instead of word by word (the server cannot stream with tools).")
+            out.append("Replies that may call tools arrive whole instead of word by word (no streaming with tools).")
         if self.system_role is False:
             out.append("The system prompt is sent inside the first user message (the model has no system role).")
         if self.stream_options is False:

@@ -104,16 +104,14 @@ class ChatClient:
 
     def send(self, body: dict[str, Any], timeout: float | None = None) -> Any:
         """POST one request; a refusal of a known feature raises `Refused`, others `LLMError`."""
-        options: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+        client = self._client if timeout is None else self._client.with_options(timeout=timeout)
         try:
-            return self._client.post(
-                "/chat/completions",
-                body=body,
-                cast_to=object,
-                options=options,  # type: ignore[arg-type]
-                stream=bool(body.get("stream")),
-                stream_cls=openai.Stream[object],
-            )
+            # cast_to=object: the reply stays plain JSON, with every field the server sent.
+            if body.get("stream"):
+                return client.post(
+                    "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai.Stream[object]
+                )
+            return client.post("/chat/completions", body=body, cast_to=object)
         except openai.APIStatusError as exc:
             if exc.status_code in _REFUSAL_STATUSES:
                 feature = classify_refusal(status_detail(exc), body)
@@ -162,7 +160,9 @@ class ChatClient:
         yield from notices
         yield from self.read(body, response, interrupt)
 
-    def read(self, body: dict[str, Any], response: Any, interrupt: threading.Event | None = None) -> Iterator[StreamEvent]:
+    def read(
+        self, body: dict[str, Any], response: Any, interrupt: threading.Event | None = None
+    ) -> Iterator[StreamEvent]:
         """The events of the reply to `body`, streamed or whole, ending with one ModelReply."""
         assembler = Assembler(tools_offered=bool(body.get("tools")))
         if body.get("stream"):
@@ -225,7 +225,9 @@ class ChatClient:
             partial = "".join(assembler.text)
             if not saw_chunk:
                 raise LLMError("The model server sent an empty or unreadable reply.", retryable=True)
-            raise LLMError("The model server's reply was cut off before it finished.", partial_text=partial, retryable=True)
+            raise LLMError(
+                "The model server's reply was cut off before it finished.", partial_text=partial, retryable=True
+            )
         yield reply
 
     # -- summaries and probes -----------------------------------------------------------------------

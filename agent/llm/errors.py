@@ -94,8 +94,9 @@ def human_error(exc: BaseException, base_url: str, model: str) -> LLMError:
             f"The model server at {where} is rate-limiting requests (HTTP 429).{_retry_after(exc)}", retryable=True
         )
     if isinstance(exc, openai.APIStatusError):
+        detail = _suffix(status_detail(exc))
         return LLMError(
-            f"The model server at {where} answered with an error (HTTP {exc.status_code}){_suffix(status_detail(exc))}.",
+            f"The model server at {where} answered with an error (HTTP {exc.status_code}){detail}.",
             retryable=exc.status_code >= 500,
         )
     if isinstance(exc, openai.APIResponseValidationError):

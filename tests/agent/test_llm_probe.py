@@ -35,7 +35,7 @@ def test_a_complete_server_has_every_feature(server):
     store = MemoryCapabilityStore()
     steps = _probe(server, store)
     assert {k: s.ok for k, s in steps.items()} == {"chat": True, **{k: True for k in PROBED}}
-    saved = store.load(server.base_url, "m")
+    saved = store.load(server.base_url, "m") or {}
     assert all(saved[k] is True for k in PROBED) and saved["probed_at"]
 
 
@@ -47,7 +47,7 @@ def test_a_server_lacking_one_feature_is_found_out(server, case):
     assert steps[case.refuses].ok is False
     others = {k: s.ok for k, s in steps.items() if k != case.refuses}
     assert all(v is True for v in others.values()), others
-    assert store.load(server.base_url, "m")[case.refuses] is False
+    assert (store.load(server.base_url, "m") or {})[case.refuses] is False
 
 
 def test_model_that_ignores_the_tool_is_reported_plainly(server):

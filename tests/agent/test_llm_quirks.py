@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.llm import ChatClient, MemoryCapabilityStore
-from agent.loop import AgentLoop, TurnDone
+from agent.loop import AgentLoop, TurnDone, TurnError
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
 from tests.fakellm import Reply, ScriptedLLM
 from tests.wire import REFUSAL_CASES
@@ -71,7 +71,9 @@ def test_reasoning_refused_by_the_server_is_no_longer_sent_back(server):
     client.close()
 
 
-@pytest.mark.parametrize(("seeded", "refused", "then"), [("max_completion_tokens", "max_completion_tokens", "max_tokens")])
+@pytest.mark.parametrize(
+    ("seeded", "refused", "then"), [("max_completion_tokens", "max_completion_tokens", "max_tokens")]
+)
 def test_max_tokens_field_follows_the_server(server, seeded, refused, then):
     case = next(c for c in REFUSAL_CASES if c.refuses == refused)
     replay(server, case)
@@ -80,7 +82,7 @@ def test_max_tokens_field_follows_the_server(server, seeded, refused, then):
     client = ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0, capabilities=store)
     assert client.complete([{"role": "user", "content": "sum up"}], max_tokens=50) == "saved"
     assert server.chat_requests()[-1][then] == 50 and seeded not in server.chat_requests()[-1]
-    assert store.load(server.base_url, "m")["max_tokens_field"] == then
+    assert (store.load(server.base_url, "m") or {})["max_tokens_field"] == then
     client.close()
 
 
@@ -107,6 +109,7 @@ def test_unrelated_400_is_not_taken_for_a_refusal(server):
     server.default = lambda body: Reply(status=400, error_message="context length exceeded.")
     client = ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0)
     events = list(AgentLoop(client, ToolRegistry([_tool()]), ToolContext()).run([{"role": "user", "content": "x"}]))
-    assert events[-1].message.endswith("context length exceeded.")  # one full stop, not two
+    err = events[-1]
+    assert isinstance(err, TurnError) and err.message.endswith("context length exceeded.")  # one full stop
     assert len(server.chat_requests()) == 1
     client.close()

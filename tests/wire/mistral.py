@@ -45,9 +45,17 @@ CASES = [
         "Mistral API (2024, behind its proxy)",
         "https://github.com/mistralai/platform-docs-public/issues/7",
         10,
-        error(422, {"object": "error", "message": "{\"detail\":[{\"type\":\"extra_forbidden\",\"loc\":[\"body\","
-                    "\"frequency_penalty\"],\"msg\":\"Extra inputs are not permitted\",\"input\":0.0}]}",
-                    "type": "internal_error_proxy", "param": None, "code": "1000"}),
+        error(
+            422,
+            {
+                "object": "error",
+                "message": '{"detail":[{"type":"extra_forbidden","loc":["body",'
+                '"frequency_penalty"],"msg":"Extra inputs are not permitted","input":0.0}]}',
+                "type": "internal_error_proxy",
+                "param": None,
+                "code": "1000",
+            },
+        ),
         stream=False,
         error="Extra inputs are not permitted (frequency_penalty)",
     ),
@@ -73,8 +81,17 @@ CASES = [
         "LiteLLM proxy 1.72 in front of mistral/magistral-small-2506",
         "https://github.com/BerriAI/litellm/pull/11642",
         4,
-        Raw(body=body({"content": [{"type": "thinking", "thinking": "Plain greeting."},
-                                   {"type": "text", "text": "Hello from LiteLLM."}]}, "stop")),
+        Raw(
+            body=body(
+                {
+                    "content": [
+                        {"type": "thinking", "thinking": "Plain greeting."},
+                        {"type": "text", "text": "Hello from LiteLLM."},
+                    ]
+                },
+                "stop",
+            )
+        ),
         stream=False,
         answer="Hello from LiteLLM.",
         reasoning="Plain greeting.",

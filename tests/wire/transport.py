@@ -12,8 +12,10 @@ _ESCAPED = json.dumps(_ARGS)  # ASCII JSON string: the emoji is written as \ud83
 
 
 def _args_event(text_json: str) -> str:
-    return 'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,' \
-        '"delta":{"tool_calls":[{"index":0,"function":{"arguments":' + text_json + "}}]},\"finish_reason\":null}]}\n\n"
+    return (
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+        '"delta":{"tool_calls":[{"index":0,"function":{"arguments":' + text_json + '}}]},"finish_reason":null}]}\n\n'
+    )
 
 
 _line = "data: " + json.dumps(chunk({"content": "Grüße aus dem Proxy."}), ensure_ascii=False) + "\n\n"
