@@ -215,7 +215,10 @@ class AgentSession:
         if completed and final is not None:
             self.providers.sync_all(user_text, final.final_text)
             self.providers.queue_prefetch_all(user_text)
-        if completed and (mem_flag or skill_flag):
+        # A review is a tool-calling agent: with a model the server says cannot call tools it
+        # could only spend tokens (the chat page tells the person reviews are off).
+        can_call_tools = getattr(self.client, "can_call_tools", True)
+        if completed and (mem_flag or skill_flag) and can_call_tools:
             self.spawn_review(mem_flag, skill_flag)
             spawned = True
         self._save_counters()

@@ -73,6 +73,11 @@ class ChatClient:
     def close(self) -> None:
         self._client.close()
 
+    @property
+    def can_call_tools(self) -> bool:
+        """False once the server said this model cannot take tools (learned or probed)."""
+        return self.caps.tools is not False
+
     def __enter__(self) -> ChatClient:
         return self
 

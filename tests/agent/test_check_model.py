@@ -26,10 +26,14 @@ def test_check_model_reports_and_stores_a_missing_feature(tmp_path, server):
     assert "Plain chat: yes" in r.stdout and "Tool call: no" in r.stdout and "System role: yes" in r.stdout
     assert "cannot save memories or skills itself" in r.stdout
     assert _stored(home)["scripted-model"]["tools"] is False
-    # the chat that follows never offers tools to this model, and says nothing more about it
+    # the chat that follows never offers tools to this model, says nothing more about it, and
+    # spawns no review although one is due (a review is a tool-calling agent)
+    (home.path / "config.yaml").write_text("memory:\n  nudge_interval: 1\n")
     r2 = home.manage("chat", "-m", "hi")
     assert r2.returncode == 0, r2.stderr
     assert "tools" not in server.requests[-1] and "note:" not in r2.stderr
+    with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
+        assert db.execute("select count(*) from agent_reviewrun").fetchone() == (0,)
 
 
 def test_check_model_on_a_dead_server_is_one_error_line(tmp_path):
