@@ -33,7 +33,7 @@ def test_check_model_reports_and_stores_a_missing_feature(tmp_path, server):
     assert r2.returncode == 0, r2.stderr
     assert "tools" not in server.requests[-1] and "note:" not in r2.stderr
     with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
-        assert db.execute("select count(*) from agent_reviewrun").fetchone() == (0,)
+        assert db.execute("select count(*) from knowledge_reviewrun").fetchone() == (0,)
 
 
 def test_check_model_on_a_dead_server_is_one_error_line(tmp_path):

@@ -54,7 +54,7 @@ def test_answer_shape_prints_the_answer_without_the_thinking(home, server, case)
         assert case.reasoning not in r.stdout
         with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
             stored = db.execute(
-                "select reasoning from agent_message where role='assistant' and content=? order by id desc",
+                "select reasoning from knowledge_message where role='assistant' and content=? order by id desc",
                 (case.answer,),
             ).fetchone()
         assert stored == (case.reasoning,)
