@@ -276,6 +276,7 @@ class Item:
     content: str = ""
     message_id: int = 0
     tool: ToolCard | None = None
+    reasoning: str = ""  # the model's thinking, for a collapsed "Thinking" block
 
 
 def _pretty(arguments: str) -> str:
@@ -294,7 +295,7 @@ def conversation(session: ChatSession) -> list[Item]:
             items.append(Item("user", msg.content, msg.pk))
         elif msg.role == "assistant":
             if msg.content:
-                items.append(Item("assistant", msg.content, msg.pk))
+                items.append(Item("assistant", msg.content, msg.pk, reasoning=msg.reasoning))
             for call in msg.tool_calls or []:
                 fn = call.get("function") or {}
                 card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))

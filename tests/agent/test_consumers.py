@@ -229,4 +229,6 @@ async def test_thinking_streams_as_reasoning_frames_and_is_stored_apart(llm, own
     assert "".join(f["text"] for f in frames if f["type"] == "delta") == case.answer
     stored = await sync_to_async(lambda: Message.objects.get(session_id=session_id, role="assistant"))()
     assert (stored.content, stored.reasoning) == (case.answer, case.reasoning)
+    items = await sync_to_async(lambda: chat_service.conversation(stored.session))()
+    assert (items[-1].content, items[-1].reasoning) == (case.answer, case.reasoning)  # for the page on reload
     await comm.disconnect()
