@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('knowledge', '0005_turn_lease_and_run_worker'),
+        ('knowledge', '0007_review_upto_message'),
     ]
 
     operations = [

@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("knowledge", "0006_model_capabilities_issue12"),
+        ("knowledge", "0008_model_capabilities_issue12"),
     ]
 
     operations = [
