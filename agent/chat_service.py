@@ -22,7 +22,16 @@ from django.utils import timezone
 
 from agent import review
 from agent.llm import LLMError
-from agent.loop import ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
+from agent.loop import (
+    ModelCalled,
+    ModelNotice,
+    ReasoningDelta,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnError,
+)
 from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted
 from hermes_site import config as hermes_config
 from hermes_site.rendering import render_markdown
@@ -157,6 +166,10 @@ def _saved(e: TurnSaved) -> Frame:
 FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
     TurnStarted: lambda e: {"type": "turn_started", "message_id": e.user_message_id, "text": e.text},
     TextDelta: lambda e: {"type": "delta", "text": e.text},
+    # The model's thinking while it streams: the page shows it in a collapsed "Thinking" block.
+    ReasoningDelta: lambda e: {"type": "reasoning", "text": e.text},
+    # A feature the server lacks, learned this turn (e.g. no tool calls): one line for the person.
+    ModelNotice: lambda e: {"type": "notice", "text": e.text},
     ModelCalled: lambda e: None,
     ToolStarted: lambda e: {"type": "tool_started", "call_id": e.call_id, "name": e.name, "arguments": e.arguments},
     ToolFinished: _tool_finished,
@@ -263,6 +276,7 @@ class Item:
     content: str = ""
     message_id: int = 0
     tool: ToolCard | None = None
+    reasoning: str = ""  # the model's thinking, for a collapsed "Thinking" block
 
 
 def _pretty(arguments: str) -> str:
@@ -281,7 +295,7 @@ def conversation(session: ChatSession) -> list[Item]:
             items.append(Item("user", msg.content, msg.pk))
         elif msg.role == "assistant":
             if msg.content:
-                items.append(Item("assistant", msg.content, msg.pk))
+                items.append(Item("assistant", msg.content, msg.pk, reasoning=msg.reasoning))
             for call in msg.tool_calls or []:
                 fn = call.get("function") or {}
                 card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent.llm import LLMError, ModelReply, StreamEvent, TextChunk, ToolCallRequest, Usage
+from agent.llm import LLMError, ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
 from agent.tools.registry import ToolContext, ToolRegistry
 
 INTERRUPTED_RESULT = '{"success": false, "error": "Interrupted by the user before this tool ran."}'
@@ -41,6 +41,20 @@ class ModelClient(Protocol):
 
 @dataclass
 class TextDelta:
+    text: str
+
+
+@dataclass
+class ReasoningDelta:
+    """The model's thinking as it streams (shown collapsed, never as the answer)."""
+
+    text: str
+
+
+@dataclass
+class ModelNotice:
+    """The server lacks a feature the person should know about (said once, when learned)."""
+
     text: str
 
 
@@ -87,7 +101,7 @@ class TurnError:
     iterations: int = 0
 
 
-Event = TextDelta | ModelCalled | ToolStarted | ToolFinished | TurnDone | TurnError
+Event = TextDelta | ReasoningDelta | ModelNotice | ModelCalled | ToolStarted | ToolFinished | TurnDone | TurnError
 
 
 def _is_ok(result: str) -> bool:
@@ -128,10 +142,10 @@ class AgentLoop:
             reply: ModelReply | None = None
             try:
                 for ev in self.client.stream(to_send, tools, interrupt):
-                    if isinstance(ev, TextChunk):
-                        yield TextDelta(ev.text)
-                    else:
+                    if isinstance(ev, ModelReply):
                         reply = ev
+                    else:
+                        yield self._stream_event(ev)
             except LLMError as exc:
                 if exc.partial_text:
                     # Keep what the user already saw, so nothing said is lost.
@@ -141,7 +155,7 @@ class AgentLoop:
             assert reply is not None  # stream() always ends with a ModelReply or raises
             interrupted = reply.finish_reason == "interrupted"
             calls = [] if interrupted else reply.tool_calls
-            assistant = ModelReply(reply.content, calls, reply.finish_reason, reply.usage).to_api()
+            assistant = ModelReply(reply.content, calls, reply.finish_reason, reply.usage, reply.reasoning).to_api()
             if assistant.get("content") or calls:
                 messages.append(assistant)
             yield ModelCalled(iteration, reply.usage, assistant, reply.finish_reason)
@@ -152,6 +166,14 @@ class AgentLoop:
                 yield TurnDone(final_text=reply.content, iterations=iteration)
                 return
             yield from self._run_tools(calls, messages, interrupt)
+
+    @staticmethod
+    def _stream_event(ev: TextChunk | ReasoningChunk | Notice) -> Event:
+        if isinstance(ev, TextChunk):
+            return TextDelta(ev.text)
+        if isinstance(ev, ReasoningChunk):
+            return ReasoningDelta(ev.text)
+        return ModelNotice(ev.text)
 
     def _run_tools(
         self, calls: list[ToolCallRequest], messages: list[dict[str, Any]], interrupt: threading.Event

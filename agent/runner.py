@@ -30,6 +30,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
+from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.prompt import build_system_prompt
 from knowledge.skills import SkillStore
@@ -60,7 +61,8 @@ ClientFactory = Callable[[Config, str | None], ModelClient]
 
 
 def default_client_factory(config: Config, model: str | None = None) -> ModelClient:
-    client: ChatClient = client_from_config(config, model)
+    # What the server refused is stored, so every session and process starts adapted (issue 12).
+    client: ChatClient = client_from_config(config, model, capabilities=DbCapabilityStore())
     return client
 
 
@@ -213,7 +215,10 @@ class AgentSession:
         if completed and final is not None:
             self.providers.sync_all(user_text, final.final_text)
             self.providers.queue_prefetch_all(user_text)
-        if completed and (mem_flag or skill_flag):
+        # A review is a tool-calling agent: with a model the server says cannot call tools it
+        # could only spend tokens (the chat page tells the person reviews are off).
+        can_call_tools = getattr(self.client, "can_call_tools", True)
+        if completed and (mem_flag or skill_flag) and can_call_tools:
             self.spawn_review(mem_flag, skill_flag)
             spawned = True
         self._save_counters()
@@ -270,6 +275,7 @@ class AgentSession:
                 role=msg["role"],
                 content=msg.get("content") or "",
                 tool_calls=msg.get("tool_calls") or None,
+                reasoning=msg.get("reasoning_content") or "",
                 tool_call_id=msg.get("tool_call_id", ""),
                 tool_name=tool_name,
                 finish_reason=finish_reason,

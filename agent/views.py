@@ -12,8 +12,10 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from agent import chat_service, review
 from agent.llm import LLMError, client_from_config
+from agent.llm.probe import ProbeStep, probe
 from hermes_site import config as hermes_config
-from knowledge import turns
+from knowledge import capabilities, turns
+from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession
 from knowledge.search import search_sessions
 from knowledge.skills import SkillStore
@@ -66,6 +68,7 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
         "busy": turns.holds(session),
         "max_chars": config.get("agent", "max_message_chars"),
         "needs_setup": not config.model_name,
+        "model_limits": capabilities.limits(config.base_url, config.model_name) if config.model_name else "",
         **_sessions(request, session),
     }
     if context["needs_setup"]:
@@ -167,5 +170,21 @@ def setup_check(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "chat/_check.html",
-        {"ok": True, "models": models[:8], "count": len(models), "listed": listed, "model": config.model_name},
+        {
+            "ok": True,
+            "models": models[:8],
+            "count": len(models),
+            "listed": listed,
+            "model": config.model_name,
+            "steps": _probe(config) if config.model_name else [],
+        },
     )
+
+
+def _probe(config: hermes_config.Config) -> list[ProbeStep]:
+    """What the configured model can do, found once and stored (the chat adapts from its first turn)."""
+    client = client_from_config(config, timeout=CHECK_TIMEOUT, capabilities=DbCapabilityStore())
+    try:
+        return probe(client)
+    finally:
+        client.close()

@@ -100,6 +100,9 @@ class Message(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     token_count = models.PositiveIntegerField(default=0)
     finish_reason = models.CharField(max_length=40, blank=True, default="")
+    # The model's thinking for this reply (reasoning_content / reasoning): shown collapsed,
+    # never as the answer, and sent back to servers that require it (DeepSeek thinking mode).
+    reasoning = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["id"]
@@ -115,6 +118,8 @@ class Message(models.Model):
             msg["tool_calls"] = self.tool_calls
             if not self.content:
                 msg["content"] = None
+        if self.role == "assistant" and self.reasoning:
+            msg["reasoning_content"] = self.reasoning
         if self.role == "tool":
             msg["tool_call_id"] = self.tool_call_id
         return msg
@@ -290,3 +295,23 @@ class SkillUsage(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ModelCapabilities(models.Model):
+    """What one model server + model can do, as learned from its refusals or a probe (issue 12).
+
+    Written by the model client when a server refuses a feature, and by the connection check;
+    read by every new client so a refusal is learned once, not every turn or every process.
+    """
+
+    base_url = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    data = models.JSONField(default=dict)  # agent.llm.Capabilities.to_dict()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["base_url", "model"], name="unique_capabilities_per_server")]
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return f"{self.model} at {self.base_url or 'OpenAI'}"

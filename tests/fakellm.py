@@ -7,6 +7,9 @@ recorded so tests can assert what the model was sent.
 
 Replies are chosen in this order: the first matching rule (`when(pred, reply)`), then the
 queue (`push(reply)`), then `default` (a plain "ok" answer).
+
+A `Reply(raw=Raw(...))` replays bytes recorded from a real server (tests/wire/): the status,
+the headers and the body or server-sent events exactly as given, `[DONE]` included or not.
 """
 
 from __future__ import annotations
@@ -19,6 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@dataclass
+class Raw:
+    """A recorded reply, written as is. `events` items: a dict is sent as one `data:` event, a
+    str or bytes is written verbatim (comments, `data: [DONE]`, a UTF-8 character split in two)."""
+
+    status: int = 200
+    body: Any = None  # JSON value for a non-streamed reply, or a str written as is
+    events: list[dict[str, Any] | str | bytes] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -35,6 +49,7 @@ class Reply:
     cut_off: bool = False  # stop the stream mid-way, no [DONE]
     garbage: bool = False  # a 200 response whose body is not JSON / not SSE
     finish_reason: str | None = None
+    raw: Raw | None = None  # a recorded reply from a real server, replayed byte for byte
 
 
 ReplySpec = Reply | Callable[[dict[str, Any]], Reply]
@@ -123,7 +138,9 @@ class ScriptedLLM:
                 if reply.delay:
                     time.sleep(reply.delay)
                 try:
-                    if reply.status != 200:
+                    if reply.raw is not None:
+                        self._raw(reply.raw)
+                    elif reply.status != 200:
                         self._json(reply.status, {"error": {"message": reply.error_message, "type": "scripted"}})
                     elif reply.garbage:
                         data = b"<html>this is not an API</html>"
@@ -138,6 +155,31 @@ class ScriptedLLM:
                         self._json(200, owner._completion(body, reply))
                 except (BrokenPipeError, ConnectionResetError):
                     return
+
+            def _raw(self, raw: Raw) -> None:
+                self.send_response(raw.status)
+                for key, value in raw.headers.items():
+                    self.send_header(key, value)
+                if raw.events is None:
+                    data = raw.body.encode() if isinstance(raw.body, str) else json.dumps(raw.body).encode()
+                    if "Content-Type" not in raw.headers:
+                        self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if "Content-Type" not in raw.headers:
+                    self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for event in raw.events:
+                    if isinstance(event, dict):
+                        data = b"data: " + json.dumps(event).encode() + b"\n\n"
+                    else:
+                        data = event.encode() if isinstance(event, str) else event
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                self.close_connection = True
 
             def _json(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

@@ -20,6 +20,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from hermes_site import config as hermes_config
+from knowledge import capabilities
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,14 @@ def _current_values(data: dict[str, dict[str, Any]]) -> dict[str, str]:
             for f in FIELDS}  # fmt: skip
 
 
+def _server_capabilities() -> dict[str, Any]:
+    """What the configured server + model was found to do (learned in use or by check_model)."""
+    config = hermes_config.get()
+    data = capabilities.known(config.base_url, config.model_name) if config.model_name else None
+    return {"model": config.model_name, "base_url": config.base_url, "features": capabilities.describe(data),
+            "probed_at": (data or {}).get("probed_at", ""), "known": data is not None}  # fmt: skip
+
+
 @require_http_methods(["GET", "POST"])
 def settings_page(request: HttpRequest) -> HttpResponse:
     ctx: dict[str, Any] = {"nav": "settings", "error": "", "error_key": "", "saved": False}
@@ -122,6 +131,6 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             hermes_config.reset()  # the next session (and every store) reads the new file
             values, ctx["saved"], ctx["warnings"] = _current_values(saved.data), True, saved.warnings
     groups = [(title, [(f, values[f.name], os.environ.get(f.env)) for f in fields]) for title, fields in GROUPS]
-    ctx.update(groups=groups, path=current.config_path)
+    ctx.update(groups=groups, path=current.config_path, server=_server_capabilities())
     # A plain form post (no htmx): a full page with the errors in place works without JS too.
     return render(request, "knowledge/settings.html", ctx, status=status)

@@ -152,6 +152,7 @@ def test_setup_form_saves_model_settings_but_no_key(auth_client, home):
 def test_check_connection_reports_success(auth_client, llm):
     body = auth_client.post("/setup/check/", HTTP_HX_REQUEST="true").content.decode()
     assert "Connected" in body and "scripted-model" in body
+    assert '<li data-step="system_role">System role: yes' in body  # the capability probe ran
 
 
 def test_check_connection_shows_the_error(auth_client, home, monkeypatch):
@@ -159,3 +160,21 @@ def test_check_connection_shows_the_error(auth_client, home, monkeypatch):
     write_config(home, "model:\n  max_retries: 0\n  timeout: 2\n")
     body = auth_client.post("/setup/check/", HTTP_HX_REQUEST="true").content.decode()
     assert "Could not connect" in body
+
+
+def test_chat_page_says_once_when_the_model_cannot_call_tools(auth_client, llm):
+    from tests.fakellm import Reply
+    from tests.wire.replay import uses
+    from tests.wire.vllm import CASES
+
+    session = chat_service.create_session()
+    assert 'id="model-limits"' not in auth_client.get(f"/c/{session.pk}/").content.decode()
+    refusal = next(c for c in CASES if c.refuses == "tools")
+    llm.when(uses("tools"), Reply(raw=refusal.raw))
+    agent = chat_service.AgentSession.open(session_id=session.pk, source="web")
+    events = list(agent.run_turn("hello"))
+    agent.close()
+    frames = [f for f in map(chat_service.event_frame, events) if f is not None]
+    assert [f["type"] for f in frames].count("notice") == 1
+    body = auth_client.get(f"/c/{session.pk}/").content.decode()
+    assert 'id="model-limits"' in body and "This model cannot call tools" in body

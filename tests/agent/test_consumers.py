@@ -214,3 +214,21 @@ async def test_a_second_tab_on_the_same_chat_sees_the_turn_live(llm, owner, sess
     assert await bystander.receive_nothing(timeout=0.5)
     for comm in (sender, watcher, bystander):
         await comm.disconnect()
+
+
+async def test_thinking_streams_as_reasoning_frames_and_is_stored_apart(llm, owner, session_id):
+    from tests.wire.llamacpp import CASES
+
+    case = next(c for c in CASES if c.name == "llamacpp_reasoning_content_stream")
+    llm.push(Reply(raw=case.raw))
+    comm = await open_socket(f"/ws/chat/{session_id}/", owner)
+    await comm.send_json_to({"type": "message", "text": "hi"})
+    frames = await _until(comm, "ready")
+    assert _types(frames)[:3] == ["turn_started", "reasoning", "reasoning"]
+    assert "".join(f["text"] for f in frames if f["type"] == "reasoning") == case.reasoning
+    assert "".join(f["text"] for f in frames if f["type"] == "delta") == case.answer
+    stored = await sync_to_async(lambda: Message.objects.get(session_id=session_id, role="assistant"))()
+    assert (stored.content, stored.reasoning) == (case.answer, case.reasoning)
+    items = await sync_to_async(lambda: chat_service.conversation(stored.session))()
+    assert (items[-1].content, items[-1].reasoning) == (case.answer, case.reasoning)  # for the page on reload
+    await comm.disconnect()

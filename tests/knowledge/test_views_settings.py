@@ -112,3 +112,20 @@ def test_save_from_a_hermes_config_changes_only_the_edited_key(auth_client, home
     assert resp.status_code == 200 and 'id="settings-saved"' in resp.content.decode()
     after = (home / "config.yaml").read_text()
     assert after == HERMES_CONFIG.replace("  nudge_interval: 10\n", "  nudge_interval: 4\n")
+
+
+def test_page_shows_what_the_model_server_can_do(auth_client, llm) -> None:
+    from django.core.management import call_command
+
+    from tests.fakellm import Reply
+    from tests.wire.ollama import CASES
+    from tests.wire.replay import uses
+
+    body = auth_client.get("/settings/").content.decode()
+    assert "not checked yet" in body and 'data-feature="tools" data-state="unknown"' in body
+    no_tools = next(c for c in CASES if c.refuses == "tools")
+    llm.when(uses("tools"), Reply(raw=no_tools.raw))
+    call_command("check_model")  # the probe, as a person runs it
+    body = auth_client.get("/settings/").content.decode()
+    assert 'data-feature="tools" data-state="no"' in body and 'data-feature="system_role" data-state="yes"' in body
+    assert "cannot save memories or skills itself" in body and "checked 20" in body

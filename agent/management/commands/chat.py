@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from agent import notify
 from agent.llm import LLMError
-from agent.loop import TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
+from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.review import wait_for_reviews
 from agent.runner import AgentSession, InputTooLarge
 from hermes_site.config import ConfigError
@@ -177,6 +177,10 @@ class _TurnPrinter:
         if not e.ok:
             self.cmd._note(f"  ⚠ {e.name} returned an error")
 
+    def _notice(self, e: ModelNotice) -> None:
+        self._end_line()
+        self.cmd._note(f"note: {e.text}")
+
     def _error(self, e: TurnError) -> None:
         self._end_line()
         self.cmd._err(e.message)
@@ -193,6 +197,7 @@ class _TurnPrinter:
         TextDelta: _text,
         ToolStarted: _tool_started,
         ToolFinished: _tool_finished,
+        ModelNotice: _notice,
         TurnError: _error,
         TurnDone: _done,
     }

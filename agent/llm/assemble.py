@@ -1,0 +1,208 @@
+"""Turn the chunks (or the one body) a real server sends into text, reasoning and tool calls.
+
+Works on plain dicts (`chunk.to_dict()`), so fields the `openai` types do not know survive:
+`reasoning_content` / `reasoning` / `reasoning_details`, `x_groq.usage`, arguments sent as
+a JSON object, content sent as a list of parts. Where a server departs from OpenAI's dialect
+the comment names it; the recorded shapes are in tests/wire/.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.llm.textcalls import MarkupGuard, parse_text_calls
+from agent.llm.types import ModelReply, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
+
+# Finish reasons that servers send although the turn ended in tool calls (Ollama "stop",
+# Together "eos", TGI "eos_token", or nothing at all): the calls still run.
+_PLAIN_FINISH = {"", "stop", "eos", "eos_token", "end_turn"}
+
+
+def fix_surrogates(text: str) -> str:
+    """Join UTF-16 surrogate halves that arrived in separate JSON strings (an emoji split in two)."""
+    try:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _split_tail(text: str) -> tuple[str, str]:
+    """Hold back a trailing high surrogate: its other half comes in the next chunk."""
+    if text and "\ud800" <= text[-1] <= "\udbff":
+        return text[:-1], text[-1]
+    return text, ""
+
+
+def _thinking_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(_thinking_text(v.get("text") if isinstance(v, dict) else v) for v in value)
+    return ""
+
+
+def content_parts(content: Any) -> tuple[str, str]:
+    """(answer text, reasoning) from a string or a list of parts (LiteLLM/Mistral thinking parts)."""
+    if content is None:
+        return "", ""
+    if isinstance(content, str):
+        return content, ""
+    parts = content if isinstance(content, list) else [content]
+    text, reasoning = [], []
+    for part in parts:
+        if isinstance(part, str):
+            text.append(part)
+        elif isinstance(part, dict):
+            kind = part.get("type")
+            if kind in ("thinking", "reasoning", "redacted_thinking"):
+                reasoning.append(_thinking_text(part.get("thinking") or part.get("text") or part.get("reasoning")))
+            elif isinstance(part.get("text"), str):
+                text.append(part["text"])
+    return "".join(text), "".join(reasoning)
+
+
+def delta_reasoning(delta: dict[str, Any]) -> str:
+    # One server may send the same thought under two keys (OpenRouter: `reasoning` and
+    # `reasoning_details`): take the first present, never the sum.
+    for key in ("reasoning_content", "reasoning"):
+        value = delta.get(key)
+        if isinstance(value, str) and value:
+            return value
+    details = delta.get("reasoning_details")
+    if isinstance(details, list):
+        return "".join(str(d.get("text") or d.get("summary") or "") for d in details if isinstance(d, dict))
+    return ""
+
+
+def find_usage(obj: dict[str, Any]) -> Usage | None:
+    usage = obj.get("usage")
+    if not isinstance(usage, dict):
+        vendor = obj.get("x_groq")  # Groq puts usage in its own field
+        usage = vendor.get("usage") if isinstance(vendor, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not isinstance(prompt, int) and not isinstance(completion, int):
+        return None
+    return Usage(int(prompt or 0), int(completion or 0), True)
+
+
+class ToolCallAccumulator:
+    """Tool-call deltas into whole calls, whatever the server does with `index` and `id`.
+
+    A new `id` starts a new call even at an index already taken (Ollama 0.20 sends every
+    parallel call at index 0); a delta without index or id continues the last call; a name
+    repeated on every chunk (LM Studio) is never concatenated.
+    """
+
+    def __init__(self) -> None:
+        self.slots: list[dict[str, Any]] = []
+
+    def _slot_for(self, index: Any, call_id: str, name: str) -> dict[str, Any]:
+        if call_id:
+            for slot in self.slots:
+                if slot["id"] == call_id:
+                    return slot
+        same_index = [s for s in self.slots if index is not None and s["index"] == index]
+        if same_index:
+            slot = same_index[-1]
+            if not (call_id and slot["id"]) and not (name and slot["name"] and name != slot["name"]):
+                return slot
+        elif index is None and self.slots and not call_id:
+            slot = self.slots[-1]
+            if not (name and slot["name"] and name != slot["name"]):
+                return slot
+        slot = {"index": index, "id": "", "name": "", "args": []}
+        self.slots.append(slot)
+        return slot
+
+    def feed(self, delta: Any) -> None:
+        if not isinstance(delta, dict):
+            return
+        raw_fn = delta.get("function")
+        fn: dict[str, Any] = raw_fn if isinstance(raw_fn, dict) else {}
+        raw_name, raw_id = fn.get("name"), delta.get("id")
+        name = raw_name if isinstance(raw_name, str) else ""
+        call_id = raw_id if isinstance(raw_id, str) else ""
+        slot = self._slot_for(delta.get("index"), call_id, name)
+        if call_id:
+            slot["id"] = call_id
+        if name and not slot["name"]:
+            slot["name"] = name
+        args = fn.get("arguments")
+        if isinstance(args, dict | list):  # llama.cpp builds that send the object itself
+            slot["args"] = [json.dumps(args, ensure_ascii=False)]
+        elif isinstance(args, str) and args:
+            slot["args"].append(args)
+
+    def calls(self) -> list[ToolCallRequest]:
+        out = []
+        for i, slot in enumerate(self.slots):
+            if not slot["name"] and not slot["args"]:
+                continue
+            arguments = fix_surrogates("".join(slot["args"])) or "{}"
+            out.append(ToolCallRequest(slot["id"] or f"call_{i}", slot["name"], arguments))
+        return out
+
+
+class Assembler:
+    """One reply: `feed` each chunk (or the whole body), then `finish`."""
+
+    def __init__(self, tools_offered: bool) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls = ToolCallAccumulator()
+        self.finish_reason = ""
+        self.usage: Usage | None = None
+        self.guard = MarkupGuard(tools_offered)
+        self._tails = {"text": "", "reasoning": ""}
+
+    def _joined(self, kind: str, piece: str) -> str:
+        out, self._tails[kind] = _split_tail(self._tails[kind] + piece)
+        return fix_surrogates(out) if out else ""
+
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        usage = find_usage(chunk)
+        if usage is not None:
+            self.usage = usage
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index") not in (0, None):
+                continue
+            delta = choice.get("delta") or choice.get("message") or {}
+            text, thought = content_parts(delta.get("content"))
+            thought = self._joined("reasoning", delta_reasoning(delta) + thought)
+            if thought:
+                self.reasoning.append(thought)
+                events.append(ReasoningChunk(thought))
+            text = self._joined("text", text)
+            if text:
+                self.text.append(text)
+                shown = self.guard.feed(text)
+                if shown:
+                    events.append(TextChunk(shown))
+            for tc in delta.get("tool_calls") or []:
+                self.calls.feed(tc)
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+        return events
+
+    def finish(self) -> tuple[list[StreamEvent], ModelReply]:
+        """Events still held back, and the reply. `finish_reason` stays "" if none came and no call."""
+        events: list[StreamEvent] = []
+        calls = self.calls.calls()
+        text = "".join(self.text)
+        visible, parsed = parse_text_calls(text) if self.guard.active else (text, [])
+        if parsed:
+            calls = calls or parsed
+            text = visible
+        else:
+            held = self.guard.release()
+            if held:
+                events.append(TextChunk(held))
+        finish = self.finish_reason
+        if calls and finish in _PLAIN_FINISH:
+            finish = "tool_calls"
+        usage = self.usage or Usage(0, max(1, len(text) // 4) if text else 0, False)
+        return events, ModelReply(text, calls, finish, usage, "".join(self.reasoning))

@@ -1,0 +1,127 @@
+"""What one server + model can do, learned from its refusals (or a probe) and remembered.
+
+The client asks for every feature until the server refuses one; the refusal is recognised
+from its error text (`classify_refusal`), the request is repeated once without that feature,
+and the finding is saved through a `CapabilityStore` so the next request, the next session
+and the next process do not learn it again. The store is a protocol: the Django app supplies
+one backed by the database (knowledge/capabilities.py); this package imports no Django.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Protocol
+
+
+@dataclass
+class Capabilities:
+    # None: not known yet (the feature is used until the server refuses it).
+    tools: bool | None = None  # accepts `tools` (Ollama models without a tool template do not)
+    stream_tools: bool | None = None  # streams while tools are offered (older llama.cpp does not)
+    system_role: bool | None = None  # accepts a system message (Gemma chat templates do not)
+    stream_options: bool | None = None  # accepts stream_options (Mistral answers 422)
+    reasoning_echo: bool | None = None  # accepts reasoning_content on assistant messages
+    max_tokens_field: str = "max_tokens"  # or max_completion_tokens (OpenAI reasoning models)
+    probed_at: str = ""  # ISO time of the last full probe, "" when only learned in use
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Capabilities:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (data or {}).items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def limitations(self) -> list[str]:
+        """What the person should know, in their words."""
+        out = []
+        if self.tools is False:
+            out.append(TOOLS_OFF_NOTICE)
+        if self.stream_tools is False:
+            out.append("Replies that may call tools arrive whole instead of word by word (no streaming with tools).")
+        if self.system_role is False:
+            out.append("The system prompt is sent inside the first user message (the model has no system role).")
+        if self.stream_options is False:
+            out.append("Token usage is estimated when the server does not report it (stream_options refused).")
+        return out
+
+
+TOOLS_OFF_NOTICE = (
+    "This model cannot call tools: the agent cannot save memories or skills itself and reviews are off; "
+    "save by hand in the browser, or choose a model that can call tools."
+)
+
+# Error texts of real servers (recorded in tests/wire/) -> the feature they refuse.
+_REFUSALS: list[tuple[str, tuple[str, ...]]] = [
+    ("stream_tools", ("cannot use tools with stream", "tools with stream", "streaming is not supported with tools")),
+    ("tools", ("does not support tools", "tools are not supported", "tool use is not supported",
+               "enable-auto-tool-choice", "tool choice requires", "does not support function")),
+    ("system_role", ("system role not supported", "system role is not supported", "system messages are not supported")),
+    ("stream_options", ("stream_options",)),
+]  # fmt: skip
+
+
+def classify_refusal(detail: str, request: dict[str, Any]) -> str | None:
+    """The feature a 400/422/500 refuses, if its text names one the request used."""
+    text = detail.lower()
+    if "reasoning_content" in text and "passed back" not in text and _echoes_reasoning(request):
+        return "reasoning_echo"
+    if "max_completion_tokens" in text:
+        if "max_completion_tokens" in request:
+            return "max_completion_tokens"
+        if "max_tokens" in request:
+            return "max_tokens"
+    for feature, needles in _REFUSALS:
+        if any(n in text for n in needles) and _uses(feature, request):
+            return feature
+    return None
+
+
+def _echoes_reasoning(request: dict[str, Any]) -> bool:
+    return any(isinstance(m, dict) and "reasoning_content" in m for m in request.get("messages", []))
+
+
+def _uses(feature: str, request: dict[str, Any]) -> bool:
+    if feature == "stream_tools":
+        return bool(request.get("stream") and request.get("tools"))
+    if feature == "tools":
+        return bool(request.get("tools"))
+    if feature == "system_role":
+        return any(isinstance(m, dict) and m.get("role") == "system" for m in request.get("messages", []))
+    if feature == "stream_options":
+        return "stream_options" in request
+    return False
+
+
+def learn(caps: Capabilities, refused: str) -> None:
+    """Record a refusal on `caps`."""
+    if refused == "max_tokens":
+        caps.max_tokens_field = "max_completion_tokens"
+    elif refused == "max_completion_tokens":
+        caps.max_tokens_field = "max_tokens"
+    else:
+        setattr(caps, refused, False)
+
+
+class CapabilityStore(Protocol):
+    def load(self, base_url: str, model: str) -> dict[str, Any] | None: ...
+
+    def save(self, base_url: str, model: str, data: dict[str, Any]) -> None: ...
+
+
+class MemoryCapabilityStore:
+    """Remembers for the life of the process (the default when no database store is given)."""
+
+    def __init__(self) -> None:
+        self._data: dict[tuple[str, str], dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def load(self, base_url: str, model: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._data.get((base_url, model))
+            return dict(found) if found is not None else None
+
+    def save(self, base_url: str, model: str, data: dict[str, Any]) -> None:
+        with self._lock:
+            self._data[(base_url, model)] = dict(data)

@@ -1,0 +1,260 @@
+"""The chat-completions client: requests shaped for what the server accepts, replies read leniently.
+
+Requests go through the `openai` client's transport (retries with backoff on 429 / 5xx /
+connection errors, honouring Retry-After) but replies are taken as plain JSON, so the fields
+and shapes real servers send beyond OpenAI's types reach `Assembler` intact. A request the
+server refuses for a feature it lacks is repeated once without it, and the finding is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+
+from agent.llm.assemble import Assembler
+from agent.llm.capabilities import (
+    TOOLS_OFF_NOTICE,
+    Capabilities,
+    CapabilityStore,
+    MemoryCapabilityStore,
+    classify_refusal,
+    learn,
+)
+from agent.llm.errors import human_error, status_detail
+from agent.llm.types import LLMError, ModelReply, Notice, StreamEvent, TextChunk
+from agent.llm.wire import wire_messages
+
+log = logging.getLogger(__name__)
+
+# Each refusal removes one feature, so a request can be refused at most this many times.
+MAX_REFUSALS = 6
+_REFUSAL_STATUSES = {400, 422, 500, 501}
+
+
+class Refused(Exception):
+    def __init__(self, feature: str) -> None:
+        super().__init__(feature)
+        self.feature = feature
+
+
+class ChatClient:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        capabilities: CapabilityStore | None = None,
+    ) -> None:
+        if not model:
+            raise LLMError(
+                "No model is configured. Set model.name in config.yaml (or HERMES_MODEL), and "
+                "model.base_url (or OPENAI_BASE_URL) for a server other than OpenAI."
+            )
+        self.model = model
+        self.base_url = base_url
+        self._store: CapabilityStore = capabilities or MemoryCapabilityStore()
+        self.caps = Capabilities.from_dict(self._store.load(base_url, model))
+        self._client = openai.OpenAI(
+            base_url=base_url or None,
+            # Local servers (Ollama, llama.cpp) accept any key; the client insists on one.
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    @property
+    def can_call_tools(self) -> bool:
+        """False once the server said this model cannot take tools (learned or probed)."""
+        return self.caps.tools is not False
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- requests -------------------------------------------------------------------------------
+    def build_request(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        stream: bool,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        caps = self.caps
+        body: dict[str, Any] = {"model": self.model, "messages": wire_messages(messages, caps)}
+        send_tools = bool(tools) and caps.tools is not False
+        if send_tools:
+            body["tools"] = tools
+        stream = stream and not (send_tools and caps.stream_tools is False)
+        if stream:
+            body["stream"] = True
+            if caps.stream_options is not False:
+                body["stream_options"] = {"include_usage": True}
+        if max_tokens:
+            body[caps.max_tokens_field] = max_tokens
+        return body
+
+    def send(self, body: dict[str, Any], timeout: float | None = None) -> Any:
+        """POST one request; a refusal of a known feature raises `Refused`, others `LLMError`."""
+        client = self._client if timeout is None else self._client.with_options(timeout=timeout)
+        try:
+            # cast_to=object: the reply stays plain JSON, with every field the server sent.
+            if body.get("stream"):
+                return client.post(
+                    "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai.Stream[object]
+                )
+            return client.post("/chat/completions", body=body, cast_to=object)
+        except openai.APIStatusError as exc:
+            if exc.status_code in _REFUSAL_STATUSES:
+                feature = classify_refusal(status_detail(exc), body)
+                if feature is not None:
+                    raise Refused(feature) from exc
+            raise human_error(exc, self.base_url, self.model) from exc
+        except openai.OpenAIError as exc:
+            raise human_error(exc, self.base_url, self.model) from exc
+
+    def remember(self, feature: str) -> Notice | None:
+        log.info("model server %s (%s) refused %s; remembered", self.base_url, self.model, feature)
+        learn(self.caps, feature)
+        self.save_capabilities()
+        return Notice(TOOLS_OFF_NOTICE) if feature == "tools" else None
+
+    def save_capabilities(self) -> None:
+        self._store.save(self.base_url, self.model, self.caps.to_dict())
+
+    def _send_adapting(
+        self, build: Any, timeout: float | None = None, notices: list[Notice] | None = None
+    ) -> tuple[dict[str, Any], Any]:
+        for _ in range(MAX_REFUSALS):
+            body = build()
+            try:
+                return body, self.send(body, timeout)
+            except Refused as refused:
+                notice = self.remember(refused.feature)
+                if notice is not None and notices is not None:
+                    notices.append(notice)
+        raise LLMError(f"The model server at {self.base_url} refused every form of the request.")
+
+    # -- the loop's call ------------------------------------------------------------------------
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        interrupt: threading.Event | None = None,
+    ) -> Iterator[StreamEvent]:
+        """Stream one completion: Notice/ReasoningChunk/TextChunk events, then exactly one ModelReply.
+
+        On interruption the stream is closed and a ModelReply with finish_reason
+        "interrupted" carries what arrived so far.
+        """
+        notices: list[Notice] = []
+        body, response = self._send_adapting(lambda: self.build_request(messages, tools, stream=True), None, notices)
+        yield from notices
+        yield from self.read(body, response, interrupt)
+
+    def read(
+        self, body: dict[str, Any], response: Any, interrupt: threading.Event | None = None
+    ) -> Iterator[StreamEvent]:
+        """The events of the reply to `body`, streamed or whole, ending with one ModelReply."""
+        assembler = Assembler(tools_offered=bool(body.get("tools")))
+        if body.get("stream"):
+            yield from self._read_stream(response, assembler, interrupt)
+            return
+        # A non-streamed reply (e.g. the server cannot stream while tools are offered): one piece.
+        yield from self._read_body(response, assembler)
+        assembler.finish_reason = assembler.finish_reason or "stop"  # a whole body is never cut off
+        yield from self._reply(assembler, saw_chunk=True)
+
+    def _read_stream(
+        self, stream: Any, assembler: Assembler, interrupt: threading.Event | None
+    ) -> Iterator[StreamEvent]:
+        saw_chunk = interrupted = False
+        try:
+            for chunk in stream:
+                saw_chunk = True
+                if interrupt is not None and interrupt.is_set():
+                    interrupted = True
+                    break
+                if isinstance(chunk, dict):
+                    yield from assembler.feed(chunk)
+        except openai.OpenAIError as exc:
+            err = human_error(exc, self.base_url, self.model)
+            err.partial_text = "".join(assembler.text)
+            raise err from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise LLMError(
+                f"The model server's reply was unreadable ({type(exc).__name__}).",
+                partial_text="".join(assembler.text),
+                retryable=True,
+            ) from exc
+        except Exception as exc:
+            # A bug here, not a network fault: keep the traceback for the log, tell the person plainly.
+            log.exception("reading the reply of %s failed", self.base_url)
+            raise LLMError(
+                f"Internal error while reading the model's reply ({type(exc).__name__}: {exc}); see the server log.",
+                partial_text="".join(assembler.text),
+            ) from exc
+        finally:
+            stream.close()
+        if interrupted:
+            events, reply = assembler.finish()
+            yield ModelReply(reply.content, [], "interrupted", reply.usage, reply.reasoning)
+            return
+        yield from self._reply(assembler, saw_chunk)
+
+    def _read_body(self, body: Any, assembler: Assembler) -> Iterator[StreamEvent]:
+        if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+            raise LLMError(f"The model server at {self.base_url} sent a reply that is not a valid chat completion.")
+        if not body["choices"]:
+            raise LLMError("The model server returned no choices.")
+        yield from assembler.feed(body)
+
+    @staticmethod
+    def _reply(assembler: Assembler, saw_chunk: bool) -> Iterator[StreamEvent]:
+        events, reply = assembler.finish()
+        yield from events
+        if not reply.finish_reason:
+            partial = "".join(assembler.text)
+            if not saw_chunk:
+                raise LLMError("The model server sent an empty or unreadable reply.", retryable=True)
+            raise LLMError(
+                "The model server's reply was cut off before it finished.", partial_text=partial, retryable=True
+            )
+        yield reply
+
+    # -- summaries and probes -----------------------------------------------------------------------
+    def complete(
+        self, messages: list[dict[str, Any]], *, timeout: float | None = None, max_tokens: int | None = None
+    ) -> str:
+        """A plain completion (no tools, not streamed), for summaries. Always a `str`."""
+        _, response = self._send_adapting(
+            lambda: self.build_request(messages, None, stream=False, max_tokens=max_tokens), timeout
+        )
+        assembler = Assembler(tools_offered=False)
+        for _event in self._read_body(response, assembler):
+            pass  # the events repeat what finish() returns; a summary needs only the text
+        _, reply = assembler.finish()
+        return reply.content
+
+    def list_models(self) -> list[str]:
+        """Used by the connection check on the first-run panel."""
+        try:
+            return [m.id for m in self._client.models.list()]
+        except openai.OpenAIError as exc:
+            raise human_error(exc, self.base_url, self.model) from exc
+
+
+__all__ = ["ChatClient", "Refused", "TextChunk"]

@@ -1,0 +1,75 @@
+"""The plain types the model boundary hands to the loop: no `openai` objects leak past it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class LLMError(Exception):
+    """A model/API failure, with a human message. `partial_text` is what streamed before it."""
+
+    def __init__(self, message: str, *, partial_text: str = "", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.partial_text = partial_text
+        self.retryable = retryable
+
+
+@dataclass
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str  # raw JSON text as the model sent it (may be malformed)
+
+    def to_api(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reported: bool = False
+
+
+@dataclass
+class TextChunk:
+    text: str
+
+
+@dataclass
+class ReasoningChunk:
+    """Thinking the model streams before (or between) its answer; never part of the answer."""
+
+    text: str
+
+
+@dataclass
+class Notice:
+    """Something the person should hear once about their server (a feature it lacks)."""
+
+    text: str
+
+
+@dataclass
+class ModelReply:
+    content: str
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    finish_reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    reasoning: str = ""
+
+    def to_api(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            msg["tool_calls"] = [tc.to_api() for tc in self.tool_calls]
+        else:
+            msg["content"] = self.content
+        if self.reasoning:
+            # Sent back on later requests: DeepSeek's thinking mode refuses a follow-up without it.
+            msg["reasoning_content"] = self.reasoning
+        return msg
+
+
+StreamEvent = TextChunk | ReasoningChunk | Notice | ModelReply

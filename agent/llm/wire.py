@@ -1,0 +1,30 @@
+"""The message list as this server accepts it (the loop's own list is never changed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.llm.capabilities import Capabilities
+
+
+def wire_messages(messages: list[dict[str, Any]], caps: Capabilities) -> list[dict[str, Any]]:
+    out = [dict(m) for m in messages]
+    if caps.reasoning_echo is False:
+        for m in out:
+            m.pop("reasoning_content", None)
+    if caps.system_role is False:
+        out = _fold_system(out)
+    return out
+
+
+def _fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Gemma-style templates refuse the system role: its text leads the first user message."""
+    system = "\n\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    rest = [m for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    for m in rest:
+        if m.get("role") == "user":
+            m["content"] = f"{system}\n\n{m.get('content') or ''}"
+            return rest
+    return [{"role": "user", "content": system}, *rest]
