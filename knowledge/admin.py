@@ -10,7 +10,15 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun, SkillUsage
+from knowledge.models import (
+    ChatSession,
+    KnowledgeChange,
+    Message,
+    ModelCapabilities,
+    PendingWrite,
+    ReviewRun,
+    SkillUsage,
+)
 
 
 class MessageInline(admin.TabularInline):
@@ -95,3 +103,12 @@ class SkillUsageAdmin(admin.ModelAdmin):
     search_fields = ("name",)
     ordering = ("-uses", "-views")
     readonly_fields = ("last_used",)
+
+
+@admin.register(ModelCapabilities)
+class ModelCapabilitiesAdmin(admin.ModelAdmin):
+    """What each model server was found to support (written by the capability probe and the client)."""
+
+    list_display = ("model", "base_url", "updated_at")
+    search_fields = ("model", "base_url")
+    readonly_fields = ("updated_at",)
