@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any, ClassVar
 
 from channels.db import database_sync_to_async
@@ -31,6 +32,11 @@ from knowledge.models import ChatSession
 
 UNAUTHORIZED = 4401
 FORBIDDEN_ORIGIN = 4403
+BAD_SESSION_ID = 4400
+# Session ids are 32 hex digits; anything a Channels group name can hold ("chat.<id>": ASCII
+# letters, digits, '-', '_', '.', under 100 characters) is let through to the 'no such session'
+# handling, anything else is refused here rather than failing inside group_add (an HTTP 500).
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _refusal(scope: dict[str, Any]) -> int | None:
@@ -52,6 +58,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=code)
             return
         self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
+        if not _SESSION_ID.fullmatch(self.session_id):
+            # Accepted first so the refusal can carry a reason the page can show.
+            await self.accept()
+            shown = self.session_id[:40] + ("…" if len(self.session_id) > 40 else "")
+            reason = f"Not a chat session id: {shown!r}. Open the chat from the sessions list."
+            await self.send_json({"type": "error", "error": reason})
+            await self.close(code=BAD_SESSION_ID, reason=reason)
+            self.closed = True
+            return
         self.closed = False
         self.pumps: set[asyncio.Task[None]] = set()
         self.limits = ratelimit.ConnectionLimits()

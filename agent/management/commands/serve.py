@@ -22,5 +22,8 @@ class Command(BaseCommand):
         host, port = opts["host"], opts["port"]
         self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
         self.stdout.flush()
-        argv = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "hermes_site.asgi:application"]
+        from hermes_site.websocket_server import command
+
+        # Through the project's launcher: daphne with websocket limits that match the chat socket's own.
+        argv = command(host, port)
         os.execv(sys.executable, argv)
