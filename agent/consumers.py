@@ -27,6 +27,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agent import chat_service, live, ratelimit
 from hermes_site import config as hermes_config
+from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
 from knowledge.models import ChatSession
 
@@ -49,7 +50,21 @@ def _refusal(scope: dict[str, Any]) -> int | None:
     return None
 
 
-class ChatConsumer(AsyncJsonWebsocketConsumer):
+class _LogoutMixin:
+    """Every open socket closes when the dashboard logs out (hermes_site/access.py logout_view)."""
+
+    async def join_sessions(self) -> None:
+        await self.channel_layer.group_add(SESSIONS_GROUP, self.channel_name)  # type: ignore[attr-defined]
+
+    async def leave_sessions(self) -> None:
+        if getattr(self, "channel_name", None):
+            await self.channel_layer.group_discard(SESSIONS_GROUP, self.channel_name)  # type: ignore[attr-defined]
+
+    async def auth_logout(self, event: dict[str, Any]) -> None:
+        await self.close(code=UNAUTHORIZED, reason="Logged out: log in again with the printed link.")  # type: ignore[attr-defined]
+
+
+class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
     # Frame type -> handler method name (a registry, not an if/elif chain).
     HANDLERS: ClassVar[dict[str, str]] = {"message": "on_message", "stop": "on_stop", "ping": "on_ping"}
 
@@ -73,11 +88,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.group = f"chat.{self.session_id}"
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.join_sessions()
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         # A running turn goes on (its messages are stored); only its frames stop being sent.
         self.closed = True
+        await self.leave_sessions()
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -191,18 +208,20 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             live.gate.delivered(self.session_id)
 
 
-class NotifyConsumer(AsyncJsonWebsocketConsumer):
+class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         if (code := _refusal(self.scope)) is not None:
             await self.close(code=code)
             return
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(live.GROUP, self.channel_name)
+        await self.join_sessions()
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         if self.channel_layer is not None and getattr(self, "channel_name", None):
             await self.channel_layer.group_discard(live.GROUP, self.channel_name)
+            await self.leave_sessions()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Pages only ever send pings here; anything else is ignored rather than closing the socket.

@@ -6,18 +6,23 @@
   it, and only a frame far past that is stopped by daphne;
 - a frame daphne stops is answered with a close frame (1009) whose reason says what happened,
   instead of autobahn's default of dropping the TCP connection (a bare reset in the browser);
-- a consumer's `close(code, reason)` sends its reason (daphne 4 passes only the code).
+- a consumer's `close(code, reason)` sends its reason (daphne 4 passes only the code);
+- the access log never shows the login token (`GET /login?token=[redacted]`).
 
-Daphne builds its websocket factory inside `Server.run()`, so the factory class is swapped on
-the `daphne.server` module before the command line runs; nothing else in daphne is changed.
+Daphne builds its websocket factory inside `Server.run()` and its access logger inside the
+command line, so those two classes are swapped on the `daphne.server` and `daphne.cli` modules
+before the command line runs; nothing else in daphne is changed.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
+from daphne import cli as daphne_cli
 from daphne import server as daphne_server
+from daphne.access import AccessLogGenerator
 from daphne.cli import CommandLineInterface
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 
@@ -25,6 +30,7 @@ from agent.ratelimit import max_frame_chars
 from hermes_site import config as hermes_config
 
 MESSAGE_TOO_BIG = 1009
+_SECRET_PARAM = re.compile(r"([?&](?:token|csrfmiddlewaretoken)=)[^&#\s]*", re.IGNORECASE)
 _UTF8_MAX = 4  # bytes per character at most: the byte cap never cuts below the character cap
 
 
@@ -47,6 +53,18 @@ class HermesWebSocketProtocol(WebSocketProtocol):
             self.sendClose(code=message.get("code") or 1000, reason=reason)
             return
         super().handle_reply(message)
+
+
+def redact(path: str) -> str:
+    """A request path as the access log may show it: the login token replaced."""
+    return _SECRET_PARAM.sub(r"\1[redacted]", path)
+
+
+class RedactingAccessLog(AccessLogGenerator):
+    def __call__(self, protocol: str, action: str, details: dict[str, Any]) -> None:
+        if isinstance(details.get("path"), str):
+            details = {**details, "path": redact(details["path"])}
+        super().__call__(protocol, action, details)
 
 
 class HermesWebSocketFactory(WebSocketFactory):
@@ -72,6 +90,7 @@ def command(host: str, port: int) -> list[str]:
 
 def main(argv: list[str]) -> None:
     daphne_server.WebSocketFactory = HermesWebSocketFactory
+    daphne_cli.AccessLogGenerator = RedactingAccessLog
     limit = str(frame_limit_bytes())
     CommandLineInterface().run(["--websocket-max-frame-size", limit, "--websocket-max-message-size", limit, *argv])
 
