@@ -239,12 +239,14 @@ def readings(text: str) -> tuple[list[str], list[str]]:
         sources.append(hidden)
     sources.extend(decoded_runs(first))
     texts = [first]
+    seen = {first.lower()}  # patterns ignore case: a reading that differs only in case adds nothing
     blobs: list[str] = []
     for source in sources:
         folded = skeleton(source)
         for variant in (source, folded, join_spread(folded)):
             variant = _WHITESPACE.sub(" ", variant).strip()
-            if variant not in texts:
+            if variant.lower() not in seen:
+                seen.add(variant.lower())
                 texts.append(variant)
         blobs.extend(compact(run) for run in spread_runs(folded) if len(run) > 12)
     return texts, blobs
