@@ -35,7 +35,7 @@ def _owner(server: Daphne) -> tuple[Http, str]:
     client = Http(server.port)
     client.login(server.token)
     assert client.get("/").status == 200  # opens the first chat
-    session = server.query("SELECT id FROM knowledge_chatsession ORDER BY rowid LIMIT 1")[0][0]
+    session = server.query("SELECT id FROM knowledge_chatsession ORDER BY started_at LIMIT 1")[0][0]
     return client, str(session)
 
 
