@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any, ClassVar
 
 from channels.db import database_sync_to_async
@@ -26,11 +27,17 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agent import chat_service, live, ratelimit
 from hermes_site import config as hermes_config
+from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
 from knowledge.models import ChatSession
 
 UNAUTHORIZED = 4401
 FORBIDDEN_ORIGIN = 4403
+BAD_SESSION_ID = 4400
+# Session ids are 32 hex digits; anything a Channels group name can hold ("chat.<id>": ASCII
+# letters, digits, '-', '_', '.', under 100 characters) is let through to the 'no such session'
+# handling, anything else is refused here rather than failing inside group_add (an HTTP 500).
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _refusal(scope: dict[str, Any]) -> int | None:
@@ -43,7 +50,21 @@ def _refusal(scope: dict[str, Any]) -> int | None:
     return None
 
 
-class ChatConsumer(AsyncJsonWebsocketConsumer):
+class _LogoutMixin:
+    """Every open socket closes when the dashboard logs out (hermes_site/access.py logout_view)."""
+
+    async def join_sessions(self) -> None:
+        await self.channel_layer.group_add(SESSIONS_GROUP, self.channel_name)  # type: ignore[attr-defined]
+
+    async def leave_sessions(self) -> None:
+        if getattr(self, "channel_name", None):
+            await self.channel_layer.group_discard(SESSIONS_GROUP, self.channel_name)  # type: ignore[attr-defined]
+
+    async def auth_logout(self, event: dict[str, Any]) -> None:
+        await self.close(code=UNAUTHORIZED, reason="Logged out: log in again with the printed link.")  # type: ignore[attr-defined]
+
+
+class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
     # Frame type -> handler method name (a registry, not an if/elif chain).
     HANDLERS: ClassVar[dict[str, str]] = {"message": "on_message", "stop": "on_stop", "ping": "on_ping"}
 
@@ -52,17 +73,28 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=code)
             return
         self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
+        if not _SESSION_ID.fullmatch(self.session_id):
+            # Accepted first so the refusal can carry a reason the page can show.
+            await self.accept()
+            shown = self.session_id[:40] + ("…" if len(self.session_id) > 40 else "")
+            reason = f"Not a chat session id: {shown!r}. Open the chat from the sessions list."
+            await self.send_json({"type": "error", "error": reason})
+            await self.close(code=BAD_SESSION_ID, reason=reason)
+            self.closed = True
+            return
         self.closed = False
         self.pumps: set[asyncio.Task[None]] = set()
         self.limits = ratelimit.ConnectionLimits()
         self.group = f"chat.{self.session_id}"
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.join_sessions()
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         # A running turn goes on (its messages are stored); only its frames stop being sent.
         self.closed = True
+        await self.leave_sessions()
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -176,18 +208,20 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             live.gate.delivered(self.session_id)
 
 
-class NotifyConsumer(AsyncJsonWebsocketConsumer):
+class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         if (code := _refusal(self.scope)) is not None:
             await self.close(code=code)
             return
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(live.GROUP, self.channel_name)
+        await self.join_sessions()
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         if self.channel_layer is not None and getattr(self, "channel_name", None):
             await self.channel_layer.group_discard(live.GROUP, self.channel_name)
+            await self.leave_sessions()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Pages only ever send pings here; anything else is ignored rather than closing the socket.

@@ -3,7 +3,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from hermes_site.access import login_view
+from hermes_site.access import login_view, logout_view
 
 
 def favicon(request: HttpRequest) -> HttpResponse:
@@ -14,6 +14,7 @@ def favicon(request: HttpRequest) -> HttpResponse:
 
 urlpatterns = [
     path("login", login_view, name="login"),
+    path("logout", logout_view, name="logout"),
     path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("", include("knowledge.urls")),

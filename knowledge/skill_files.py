@@ -146,12 +146,12 @@ def check_folder(info: SkillInfo, root: Path) -> None:
 
 
 def supporting_files(folder: Path) -> Iterator[tuple[str, Path]]:
-    """(path relative to the skill folder, path) of every file but SKILL.md; hidden ones skipped,
-    symbolic links to folders not followed."""
+    """(path relative to the skill folder, path) of every file but SKILL.md, hidden ones included
+    (so the skill page shows everything the model could read); folder links not followed."""
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames.sort()
         for fn in sorted(filenames):
             path = Path(dirpath, fn)
             rel = path.relative_to(folder).as_posix()
-            if rel != SKILL_FILE and not fn.startswith("."):
+            if rel != SKILL_FILE:
                 yield rel, path

@@ -16,6 +16,8 @@ from urllib.parse import unquote
 
 import yaml
 
+from knowledge.threat_normalize import char_label, is_hidden
+
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
@@ -64,7 +66,7 @@ def check_name(name: object, what: str = "skill name") -> str:
         raise SkillFormatError(f"The {what} is required and must be a string.")
     if len(name) > MAX_NAME_CHARS:
         raise SkillFormatError(f"The {what} is {len(name)} characters; the limit is {MAX_NAME_CHARS}.")
-    if not NAME_RE.match(name):
+    if not NAME_RE.fullmatch(name):  # fullmatch: "$" alone lets a trailing newline through
         raise SkillFormatError(
             f"The {what} {name!r} is not allowed: use lowercase letters, digits, '.', '_' and '-', "
             "starting with a letter or digit."
@@ -91,7 +93,7 @@ def _check_frontmatter_fields(fm: dict[str, Any], lenient: bool = False) -> None
         raise SkillFormatError("frontmatter: 'name' must be a string")
     if len(fm["name"]) > MAX_NAME_CHARS:
         raise SkillFormatError(f"frontmatter: 'name' is {len(fm['name'])} characters; the limit is {MAX_NAME_CHARS}")
-    if not NAME_RE.match(fm["name"]):
+    if not NAME_RE.fullmatch(fm["name"]):
         raise SkillFormatError(
             f"frontmatter: 'name' {fm['name']!r} must match ^[a-z0-9][a-z0-9._-]*$ "
             "(lowercase letters, digits, '.', '_', '-')"
@@ -233,6 +235,12 @@ def check_rel_path(file_path: object, *, support_only: bool) -> PurePosixPath:
         raise SkillFormatError("file_path must not contain '..', '.' or empty segments.")
     if any(len(p) > 255 for p in parts):
         raise SkillFormatError("file_path has a segment longer than 255 characters.")
+    if any(p.startswith(".") for p in parts):
+        raise SkillFormatError("file_path must not name hidden files or folders (a segment starting with '.').")
+    hidden = next((ch for ch in file_path if is_hidden(ch)), None)
+    if hidden is not None:
+        # U+202E turns "\u202egnp.sh" into "hs.png" on screen: the name shown is not the file.
+        raise SkillFormatError(f"file_path contains the invisible or direction-changing character {char_label(hidden)}")
     if support_only and parts == [SKILL_FILE]:
         raise SkillFormatError(f"{SKILL_FILE} is changed with edit or patch, which validate it; not as a file.")
     return PurePosixPath(*parts)

@@ -33,7 +33,8 @@ export HERMES_HOME="$HOME_DIR" HERMES_QUEUE=tasks DATABASE_URL REDIS_URL
 .venv/bin/python manage.py migrate --noinput -v 0
 .venv/bin/python manage.py collectstatic --noinput -v 0
 for p in "$PORT" "$((PORT + 1))"; do
-  .venv/bin/python -m daphne -b 127.0.0.1 -p "$p" hermes_site.asgi:application &
+  # The launcher: daphne with the chat socket's frame limits and a token-free access log.
+  .venv/bin/python -m hermes_site.websocket_server -b 127.0.0.1 -p "$p" hermes_site.asgi:application &
   PIDS+=($!)
 done
 .venv/bin/python manage.py learning_worker &

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_site import websocket_server
 from tests import dbs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +125,7 @@ def _daphne_process(
     log_path = home / log_name
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", "0", "hermes_site.asgi:application"],
+            websocket_server.command("127.0.0.1", 0),  # daphne with the project's websocket limits
             cwd=ROOT,
             env=env,
             stdout=log,

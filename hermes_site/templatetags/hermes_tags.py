@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from itertools import groupby
+
 from django import template
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from hermes_site.rendering import highlight_snippet, render_markdown
+from knowledge.threat_normalize import char_label, is_hidden, tag_text
 
 register = template.Library()
 
@@ -18,3 +22,21 @@ def markdown_filter(text: str) -> SafeString:
 def highlight_filter(snippet: str) -> SafeString:
     # Safe only because highlight_snippet escapes everything before adding <mark>.
     return mark_safe(highlight_snippet(str(snippet or "")))
+
+
+@register.filter(name="show_hidden")
+def show_hidden_filter(text: str) -> SafeString:
+    """Stored text with every invisible code point drawn as a marker (`⟨U+E0041⟩`), so the
+    curator sees what the model would read; a run's tooltip spells out text hidden in TAG
+    characters. Safe because every other character is escaped."""
+    parts = []
+    for hidden, run in groupby(str(text or ""), key=is_hidden):
+        chars = "".join(run)
+        if not hidden:
+            parts.append(escape(chars))
+            continue
+        markers = "".join(f"⟨U+{ord(ch):04X}⟩" for ch in chars)
+        spelled = tag_text(chars)
+        title = f"hidden text: {spelled}" if spelled else ", ".join(char_label(ch) for ch in chars[:8])
+        parts.append(f'<mark class="hidden-char" title="{escape(title)}">{markers}</mark>')
+    return mark_safe("".join(parts))

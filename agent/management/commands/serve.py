@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from hermes_site.access import login_url
+from hermes_site.websocket_server import command
 
 
 class Command(BaseCommand):
@@ -22,5 +23,6 @@ class Command(BaseCommand):
         host, port = opts["host"], opts["port"]
         self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
         self.stdout.flush()
-        argv = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "hermes_site.asgi:application"]
+        # Through the project's launcher: daphne with websocket limits that match the chat socket's own.
+        argv = command(host, port)
         os.execv(sys.executable, argv)

@@ -1,0 +1,99 @@
+"""Run daphne with the project's websocket limits: `python -m hermes_site.websocket_server <daphne args>`.
+
+`manage.py serve` and the tests start daphne through this module so that
+- daphne's frame and message caps derive from the same setting as the chat socket's own limit
+  (`agent.max_message_chars`): a frame the consumer would refuse with a message always reaches
+  it, and only a frame far past that is stopped by daphne;
+- a frame daphne stops is answered with a close frame (1009) whose reason says what happened,
+  instead of autobahn's default of dropping the TCP connection (a bare reset in the browser);
+- a consumer's `close(code, reason)` sends its reason (daphne 4 passes only the code);
+- the access log never shows the login token (`GET /login?token=[redacted]`).
+
+Daphne builds its websocket factory inside `Server.run()` and its access logger inside the
+command line, so those two classes are swapped on the `daphne.server` and `daphne.cli` modules
+before the command line runs; nothing else in daphne is changed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+from daphne import cli as daphne_cli
+from daphne import server as daphne_server
+from daphne.access import AccessLogGenerator
+from daphne.cli import CommandLineInterface
+from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
+
+from agent.ratelimit import max_frame_chars
+from hermes_site import config as hermes_config
+
+MESSAGE_TOO_BIG = 1009
+_SECRET_PARAM = re.compile(r"([?&](?:token|csrfmiddlewaretoken)=)[^&#\s]*", re.IGNORECASE)
+_UTF8_MAX = 4  # bytes per character at most: the byte cap never cuts below the character cap
+
+
+def frame_limit_bytes() -> int:
+    """The largest frame daphne accepts: the chat socket's own frame limit, in UTF-8 bytes."""
+    chars = int(hermes_config.get().get("agent", "max_message_chars"))
+    return max_frame_chars(chars) * _UTF8_MAX
+
+
+class HermesWebSocketProtocol(WebSocketProtocol):
+    def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
+        # Close reasons are at most 123 bytes; this one says what the person can do about it.
+        self._fail_connection(
+            MESSAGE_TOO_BIG, f"Frame too large: {msg_size:,} bytes (limit {max_msg_size:,}). Nothing was sent."
+        )
+
+    def handle_reply(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "websocket.close" and self.state != self.STATE_CONNECTING and message.get("reason"):
+            reason = str(message["reason"]).encode("utf-8")[:123].decode("utf-8", "ignore")  # the frame holds 123 bytes
+            self.sendClose(code=message.get("code") or 1000, reason=reason)
+            return
+        super().handle_reply(message)
+
+
+def redact(path: str) -> str:
+    """A request path as the access log may show it: the login token replaced."""
+    return _SECRET_PARAM.sub(r"\1[redacted]", path)
+
+
+class RedactingAccessLog(AccessLogGenerator):
+    def __call__(self, protocol: str, action: str, details: dict[str, Any]) -> None:
+        if isinstance(details.get("path"), str):
+            details = {**details, "path": redact(details["path"])}
+        super().__call__(protocol, action, details)
+
+
+class HermesWebSocketFactory(WebSocketFactory):
+    protocol = HermesWebSocketProtocol
+
+    def setProtocolOptions(self, **options: Any) -> None:
+        super().setProtocolOptions(failByDrop=False, **options)
+
+
+def command(host: str, port: int) -> list[str]:
+    """The command line that serves the dashboard (`manage.py serve`, and the tests' daphne)."""
+    return [
+        sys.executable,
+        "-m",
+        "hermes_site.websocket_server",
+        "-b",
+        host,
+        "-p",
+        str(port),
+        "hermes_site.asgi:application",
+    ]
+
+
+def main(argv: list[str]) -> None:
+    daphne_server.WebSocketFactory = HermesWebSocketFactory
+    daphne_cli.AccessLogGenerator = RedactingAccessLog
+    limit = str(frame_limit_bytes())
+    CommandLineInterface().run(["--websocket-max-frame-size", limit, "--websocket-max-message-size", limit, *argv])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

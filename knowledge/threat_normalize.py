@@ -1,0 +1,252 @@
+"""What the threat scan looks at: hidden characters, and the readings an obfuscated note hides behind.
+
+A memory entry reaches the model as code points, but the curator reads glyphs. Anything that
+makes those two differ is either refused outright (hidden characters, see `first_hidden`) or
+undone before the patterns run (`readings`):
+
+- NFKC folds full-width and other compatibility letters ("ｉｇｎｏｒｅ" -> "ignore");
+- confusable letters from other scripts are folded onto the Latin letter they look like, in the
+  spirit of the Unicode TR39 skeleton ("ignоre" with a Cyrillic о -> "ignore"), and digits used
+  as letters inside a word are read as letters ("1gn0re" -> "ignore");
+- letters spread out with spaces, dots or hyphens are joined ("i g n o r e", "ig-no-re");
+- base64, hex and percent-encoded runs are decoded and scanned as text of their own.
+
+Every reading is bounded (MAX_SCAN_CHARS, a few decoded runs) so a write stays cheap.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from urllib.parse import unquote
+
+MAX_SCAN_CHARS = 65_536
+MAX_DECODED_RUNS = 8
+
+# Fillers that render as blank space yet are letters or marks, so category checks miss them.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f\u17b4\u17b5\u2061")
+_VS_BASIC = range(0xFE00, 0xFE10)  # variation selectors 1-16
+_VS_IDEOGRAPHIC = range(0xE0100, 0xE01F0)  # variation selectors 17-256
+_TAGS = range(0xE0000, 0xE0080)
+_BLACK_FLAG = "\U0001f3f4"  # tag sequences after it are subdivision flags (England, Scotland, Wales)
+_FLAG_TAGS = re.compile("\U0001f3f4[\U000e0061-\U000e007a\U000e0030-\U000e0039]{2,6}\U000e007f")
+
+
+def is_hidden(ch: str) -> bool:
+    """A code point that draws nothing (or nothing a reader can tell apart) yet reaches the model."""
+    cp = ord(ch)
+    if ch in _FILLERS or cp in _TAGS or cp in _VS_BASIC or cp in _VS_IDEOGRAPHIC:
+        return True
+    return unicodedata.category(ch) == "Cf"
+
+
+def char_label(ch: str) -> str:
+    """`U+E0041 (TAG LATIN CAPITAL LETTER A)` — how a refusal or a curation page names it."""
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+
+
+def _allowed_selector(prev: str, ch: str) -> bool:
+    """Emoji and ideographic variation sequences are how people write, not hiding.
+
+    One selector may follow a base character: U+FE0E/U+FE0F after a non-ASCII symbol (emoji
+    presentation), U+E0100.. after a CJK ideograph. A run of selectors, or one after a Latin
+    letter, carries data nobody sees ("emoji smuggling") and is refused.
+    """
+    if not prev or is_hidden(prev) or prev.isascii():
+        return False
+    cp = ord(ch)
+    if cp in (0xFE0E, 0xFE0F):
+        return not prev.isalpha()
+    if cp in _VS_IDEOGRAPHIC:
+        return unicodedata.name(prev, "").startswith("CJK")
+    return False
+
+
+def first_hidden(text: str) -> str | None:
+    """The first hidden code point that is not part of an ordinary emoji or ideograph sequence."""
+    flags = {m.start() for m in _FLAG_TAGS.finditer(text)} if _BLACK_FLAG in text else set()
+    skip_to = -1
+    prev = ""
+    for i, ch in enumerate(text):
+        if i in flags:
+            match = _FLAG_TAGS.match(text, i)
+            skip_to = match.end() if match else -1
+        if i < skip_to:
+            prev = ch
+            continue
+        if is_hidden(ch):
+            cp = ord(ch)
+            if (cp in _VS_BASIC or cp in _VS_IDEOGRAPHIC) and _allowed_selector(prev, ch):
+                prev = ch
+                continue
+            return ch
+        prev = ch
+    return None
+
+
+def strip_hidden(text: str) -> str:
+    return "".join(ch for ch in text if not is_hidden(ch))
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def base(text: str, hidden_as: str = "") -> str:
+    """NFKC, hidden characters deleted (so "ig\\u200bnore" cannot split a word), spaces collapsed.
+
+    With `hidden_as=" "` they become spaces instead, for marks used in place of spaces.
+    """
+    kept = "".join(hidden_as if is_hidden(ch) else ch for ch in text[:MAX_SCAN_CHARS])
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", kept)).strip()
+
+
+# -- confusables (a small TR39-style table: the letters that pass for Latin ones) ---------------
+
+_CONFUSABLES = str.maketrans(
+    {
+        # Cyrillic
+        "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j",
+        "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t",
+        "ц": "u", "υ": "u", "ѵ": "v", "ԝ": "w", "х": "x", "у": "y", "з": "3", "ь": "b", "п": "n",
+        "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M",
+        "О": "O", "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "У": "Y", "Ԁ": "D", "Ԍ": "G", "Ԛ": "Q", "Ԝ": "W",
+        # Greek
+        "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+        "τ": "t", "χ": "x", "γ": "y", "ω": "w", "ϲ": "c", "ϳ": "j",
+        "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+        "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+        # Armenian, Latin extensions and IPA letters that pass for ASCII
+        "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j",
+        "ʟ": "l", "ɪ": "i", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɴ": "n", "ᴏ": "o", "ʀ": "r",
+        "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z",
+    }
+)  # fmt: skip
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
+_MIXED_WORD = re.compile(r"[\w@$!]+")
+
+
+def _deleet(match: re.Match[str]) -> str:
+    word = match.group(0)
+    # Only words that mix letters with digits or symbols: "1gn0re" is a disguise, "2024" is a year.
+    letters = sum(ch.isalpha() for ch in word)
+    if letters and letters < len(word) and letters >= len(word) // 3:
+        return word.translate(_LEET)
+    return word
+
+
+def skeleton(text: str) -> str:
+    """Confusable letters folded to Latin, digits-as-letters read as letters; lower-cased."""
+    return _MIXED_WORD.sub(_deleet, text.translate(_CONFUSABLES)).lower()
+
+
+# -- spread-out letters ---------------------------------------------------------------------------
+
+# A run of single characters kept apart by single spaces ("i g n o r e", "h t t p s : / /"), or
+# single letters kept apart by a punctuation separator ("i.g.n.o.r.e", "i_g_n_o_r_e").
+_SPREAD = re.compile(r"(?<!\S)(?:\S ){1,}\S(?!\S)|(?<!\w)(?:\w[._*·•\-/|+~]){3,}\w(?!\w)")
+_SEPARATORS = re.compile(r"[ ._*·•\-/|+~]")
+_SPACES = re.compile(r" ")
+_HYPHENATED = re.compile(r"(?<=\S)[\-·•~](?=\S)")
+
+
+def spread_runs(text: str) -> list[str]:
+    return [m.group(0) for m in _SPREAD.finditer(text)]
+
+
+def join_spread(text: str) -> str:
+    """Spread-out letters joined, soft-hyphenated words closed up; words elsewhere kept apart."""
+    joined = _SPREAD.sub(lambda m: (_SPACES if " " in m.group(0) else _SEPARATORS).sub("", m.group(0)), text)
+    return _HYPHENATED.sub("", joined)
+
+
+def compact(text: str) -> str:
+    """Letters only, for phrases spelled out letter by letter with no word gaps at all."""
+    return "".join(ch for ch in text.lower() if ch.isalpha())
+
+
+# -- encoded runs ---------------------------------------------------------------------------------
+
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_HEX_RUN = re.compile(r"(?:(?:\\x|0x|%)?[0-9a-fA-F]{2}[\s,:]?){8,}")
+_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){4,}")
+
+
+def _readable(raw: bytes) -> str | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
+    return text if text and printable >= 0.9 * len(text) and any(ch.isalpha() for ch in text) else None
+
+
+def _from_b64(run: str) -> str | None:
+    padded = run + "=" * (-len(run) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _readable(raw)
+
+
+def _from_hex(run: str) -> str | None:
+    digits = re.sub(r"\\x|0x|%|[\s,:]", "", run)
+    if len(digits) % 2:
+        digits = digits[:-1]
+    try:
+        return _readable(bytes.fromhex(digits))
+    except ValueError:
+        return None
+
+
+def decoded_runs(text: str) -> list[str]:
+    """Text hidden in base64, hex or percent-encoding, at most MAX_DECODED_RUNS of them."""
+    found: list[str] = []
+    for rx, decode in ((_HEX_RUN, _from_hex), (_B64_RUN, _from_b64)):
+        for m in rx.finditer(text):
+            decoded = decode(m.group(0).strip())
+            if decoded and decoded not in found:
+                found.append(decoded)
+            if len(found) >= MAX_DECODED_RUNS:
+                return found
+    for m in _PERCENT.finditer(text):
+        decoded = unquote(m.group(0))
+        if decoded != m.group(0) and _readable(decoded.encode("utf-8", "replace")):
+            found.append(decoded)
+    return found[:MAX_DECODED_RUNS]
+
+
+def tag_text(text: str) -> str:
+    """ASCII spelled in TAG characters ("ASCII smuggling"), so a refusal can say what it hid."""
+    return "".join(chr(ord(ch) - 0xE0000) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
+
+
+def _unspaced(text: str) -> str:
+    """NFKC with hidden characters removed but runs of spaces kept: "i g n o r e  a l l" keeps its word gaps."""
+    kept = "".join(ch for ch in text[:MAX_SCAN_CHARS] if not is_hidden(ch))
+    return re.sub(r"[^\S ]+", " ", unicodedata.normalize("NFKC", kept))
+
+
+def readings(text: str) -> tuple[list[str], list[str]]:
+    """(texts to match the patterns on, letter-only blobs to match the compact patterns on)."""
+    first = base(text)
+    hidden = tag_text(text[:MAX_SCAN_CHARS])
+    sources = [_unspaced(text), base(text, hidden_as=" ")]
+    if hidden:
+        sources.append(hidden)
+    sources.extend(decoded_runs(first))
+    texts = [first]
+    seen = {first.lower()}  # patterns ignore case: a reading that differs only in case adds nothing
+    blobs: list[str] = []
+    for source in sources:
+        folded = skeleton(source)
+        for variant in (source, folded, join_spread(folded)):
+            variant = _WHITESPACE.sub(" ", variant).strip()
+            if variant.lower() not in seen:
+                seen.add(variant.lower())
+                texts.append(variant)
+        blobs.extend(compact(run) for run in spread_runs(folded) if len(run) > 12)
+    return texts, blobs
