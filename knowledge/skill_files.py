@@ -28,14 +28,28 @@ class Snap:
         return base64.b64decode(self.text) if self.is_b64 else self.text.encode("utf-8")
 
 
+def shown_text(data: bytes) -> str:
+    """What the change log shows of written content: the text, or a note for a binary file
+    (undo needs only `before`, which keeps the bytes)."""
+    if b"\x00" not in data:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return f"[binary file, {len(data):,} bytes]"
+
+
 def snapshot(path: Path) -> Snap:
     if not path.is_file():
         return Snap(exists=False)
     data = path.read_bytes()
-    try:
-        return Snap(exists=True, text=data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return Snap(exists=True, text=base64.b64encode(data).decode("ascii"), is_b64=True)
+    # NUL is valid UTF-8 but not storable in PostgreSQL text: such a file is kept as binary.
+    if b"\x00" not in data:
+        try:
+            return Snap(exists=True, text=data.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass
+    return Snap(exists=True, text=base64.b64encode(data).decode("ascii"), is_b64=True)
 
 
 def write_skill_file(path: Path, data: bytes) -> None:

@@ -11,7 +11,7 @@ from hermes_site import config as hermes_config
 from knowledge import changelog
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
-from knowledge.skill_files import Snap, prune_empty, safe_join, snapshot, write_skill_file
+from knowledge.skill_files import Snap, prune_empty, safe_join, shown_text, snapshot, write_skill_file
 from knowledge.skill_format import SKILL_FILE, SkillError, check_rel_path
 from knowledge.skills import SkillStore
 
@@ -54,9 +54,7 @@ def _restore_file(store: SkillStore, change: KnowledgeChange, prov: Provenance) 
         if other is not None and other.path != target.parent:
             raise changelog.UndoError(f"Cannot undo: a skill named '{change.target}' exists again elsewhere.")
     write_skill_file(target, wanted)
-    return store.record_change(
-        change.target, "undo", prov, target, now, wanted.decode("utf-8", "replace"), undoes=change
-    )
+    return store.record_change(change.target, "undo", prov, target, now, shown_text(wanted), undoes=change)
 
 
 def _restore_with_current_config(change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:

@@ -33,6 +33,7 @@ from knowledge.skill_files import (
     load_skill,
     prune_empty,
     safe_join,
+    shown_text,
     skill_folders,
     snapshot,
     supporting_files,
@@ -369,11 +370,7 @@ class SkillStore:
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
         before = snapshot(target)
         write_skill_file(target, data)
-        try:
-            after = data.decode("utf-8")
-        except UnicodeDecodeError:
-            after = f"[binary file, {len(data):,} bytes]"  # the log shows text; undo needs only `before`
-        return self.record_change(name, action, prov, target, before, after)
+        return self.record_change(name, action, prov, target, before, shown_text(data))
 
     def record_change(
         self,

@@ -38,11 +38,17 @@ def database_env(home: Path) -> dict[str, str]:
     return {"DATABASE_URL": marker.read_text(encoding="utf-8")}
 
 
+def test_database_env(name: str) -> dict[str, str]:
+    """DATABASE_URL of this pytest process's own test database (for subprocesses that must share it)."""
+    return {"DATABASE_URL": ADMIN_URL.rsplit("/", 1)[0] + "/" + name} if on_postgres() else {}
+
+
 def query(home: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
     """Rows from the database of the server or command that ran with `home`."""
     marker = home / _URL_FILE
     if marker.exists():
         with psycopg.connect(marker.read_text(encoding="utf-8")) as conn:
-            return [tuple(row) for row in conn.execute(sql.replace("?", "%s"), args).fetchall()]
+            pg_sql = sql.replace("%", "%%").replace("?", "%s")  # a literal % (LIKE '%x%') stays literal
+            return [tuple(row) for row in conn.execute(pg_sql, args).fetchall()]
     with sqlite3.connect(home / "dashboard.sqlite3", timeout=20) as db:
         return db.execute(sql, args).fetchall()

@@ -53,7 +53,7 @@ def owner(server: Daphne) -> Http:
 @pytest.fixture(scope="module")
 def session_id(server: Daphne, owner: Http) -> str:
     assert owner.get("/").status == 200  # the home page opens (creates) the first chat
-    return str(server.query("SELECT id FROM knowledge_chatsession ORDER BY rowid LIMIT 1")[0][0])
+    return str(server.query("SELECT id FROM knowledge_chatsession ORDER BY started_at LIMIT 1")[0][0])
 
 
 def _snapshot(home: Path) -> dict[str, str]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
+from tests import dbs
 from tests.cli import new_home
 from tests.fakellm import Reply
 from tests.wire.ollama import CASES as OLLAMA
@@ -12,9 +12,9 @@ from tests.wire.replay import uses
 
 
 def _stored(home) -> dict:
-    with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
-        rows = db.execute("select model, data from knowledge_modelcapabilities").fetchall()
-    return {model: json.loads(data) for model, data in rows}
+    rows = dbs.query(home.path, "select model, data from knowledge_modelcapabilities")
+    # SQLite hands back the JSON text, PostgreSQL the decoded object.
+    return {model: json.loads(data) if isinstance(data, str) else data for model, data in rows}
 
 
 def test_check_model_reports_and_stores_a_missing_feature(tmp_path, server):
@@ -32,8 +32,7 @@ def test_check_model_reports_and_stores_a_missing_feature(tmp_path, server):
     r2 = home.manage("chat", "-m", "hi")
     assert r2.returncode == 0, r2.stderr
     assert "tools" not in server.requests[-1] and "note:" not in r2.stderr
-    with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
-        assert db.execute("select count(*) from knowledge_reviewrun").fetchone() == (0,)
+    assert dbs.query(home.path, "select count(*) from knowledge_reviewrun") == [(0,)]
 
 
 def test_check_model_on_a_dead_server_is_one_error_line(tmp_path):

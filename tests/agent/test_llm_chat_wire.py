@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
+from tests import dbs
 from tests.cli import CLIHome, new_home
 from tests.wire import ANSWER_CASES, ERROR_CASES, REFUSAL_CASES, TOOL_CASES, WireCase
 from tests.wire.replay import FOLLOW_UP, replay, uses
@@ -52,12 +51,12 @@ def test_answer_shape_prints_the_answer_without_the_thinking(home, server, case)
     assert case.answer in r.stdout and "Traceback" not in r.stderr
     if case.reasoning:
         assert case.reasoning not in r.stdout
-        with sqlite3.connect(home.path / "dashboard.sqlite3") as db:
-            stored = db.execute(
-                "select reasoning from knowledge_message where role='assistant' and content=? order by id desc",
-                (case.answer,),
-            ).fetchone()
-        assert stored == (case.reasoning,)
+        stored = dbs.query(
+            home.path,
+            "select reasoning from knowledge_message where role='assistant' and content=? order by id desc",
+            case.answer,
+        )
+        assert stored[0] == (case.reasoning,)
 
 
 @pytest.mark.parametrize("case", ERROR_CASES, ids=str)

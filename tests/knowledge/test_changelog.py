@@ -60,10 +60,10 @@ def test_undo_review_dispatches_newest_first_and_skips_undo_records():
     def restorer(change: KnowledgeChange, prov: Provenance) -> None:
         seen.append(change.after)
 
-    changelog.register_restorer("ordered-test", restorer)
+    changelog.register_restorer("ordered", restorer)
     for after in ("first", "second", "third"):
         changelog.record(
-            kind="ordered-test",
+            kind="ordered",
             target="t",
             action="edit",
             prov=Provenance(actor="review", review_id=review.pk),
@@ -71,7 +71,7 @@ def test_undo_review_dispatches_newest_first_and_skips_undo_records():
             after=after,
         )
     changelog.record(
-        kind="ordered-test",
+        kind="ordered",
         target="t",
         action="undo",
         prov=Provenance(actor="undo", review_id=review.pk),

@@ -20,6 +20,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from knowledge.memory_store import MemoryStore, parse, serialise
 from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
+from tests import dbs
 from tests.conftest import write_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,6 +186,7 @@ WRITER = textwrap.dedent(
 def _writer_env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(HERMES_HOME=str(home), HERMES_DB=str(connection.settings_dict["NAME"]), PYTHONPATH=str(REPO))
+    env.update(dbs.test_database_env(connection.settings_dict["NAME"]))  # the writers log where the test reads
     return env
 
 

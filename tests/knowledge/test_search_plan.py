@@ -12,8 +12,13 @@ from django.utils import timezone
 from knowledge.models import ChatSession, Message
 from knowledge.query import parse_terms
 from knowledge.search_plan import FTS_TABLE, TRIGRAM_TABLE, Filters, plan_query
+from tests import dbs
 
-pytestmark = pytest.mark.django_db
+# The SQLite FTS5 side (PostgreSQL's index is tested through the same search tests, knowledge/search_pg.py).
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(dbs.on_postgres(), reason="FTS5 objects; PostgreSQL has its own index"),
+]
 
 
 def _plan(query: str, **filters):

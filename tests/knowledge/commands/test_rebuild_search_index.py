@@ -12,8 +12,13 @@ from django.db import connection
 
 from knowledge.models import ChatSession, Message
 from knowledge.search import search_messages
+from tests import dbs
 
-pytestmark = pytest.mark.django_db
+# The SQLite FTS5 side (PostgreSQL's index is tested through the same search tests, knowledge/search_pg.py).
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(dbs.on_postgres(), reason="FTS5 objects; PostgreSQL has its own index"),
+]
 
 _migration = importlib.import_module("knowledge.migrations.0003_search_index")
 
