@@ -10,6 +10,7 @@ Goal: ratio (median with reviews / median without) at most 1.10.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -40,8 +41,9 @@ def _model() -> Any:
 
 
 def run(scale: str) -> list[Figure]:
-    server, counter = _model()
-    django_setup(temp_home(), CONFIG, {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "b"})
+    django_setup(temp_home(), CONFIG, {"OPENAI_API_KEY": "k", "HERMES_MODEL": "b"})
+    server, counter = _model()  # its helpers need Django
+    os.environ["OPENAI_BASE_URL"] = server.base_url
     from agent.review import is_running
     from agent.runner import AgentSession
 
