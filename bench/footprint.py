@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from bench.common import ROOT, Figure, Samples, figure_from, median, rss_mb, temp_home
 from tests.daphne import Daphne, Http, another_worker, start_daphne

@@ -31,8 +31,12 @@ FAST = {"delay": 0.05, "chunk_delay": 0.0, "chunks": 20}
 SCALES: dict[str, dict[str, Any]] = {
     "full": {
         "first_token": 40,
-        "scenarios": [("20 sessions, real pace", 20, 3, REAL, 2), ("50 sessions, real pace", 50, 3, REAL, 2),
-                      ("20 sessions x 10 turns, 50 ms model", 20, 10, FAST, 2), ("100 sessions, real pace", 100, 2, REAL, 1)],
+        "scenarios": [
+            ("20 sessions, real pace", 20, 3, REAL, 2),
+            ("50 sessions, real pace", 50, 3, REAL, 2),
+            ("20 sessions x 10 turns, 50 ms model", 20, 10, FAST, 2),
+            ("100 sessions, real pace", 100, 2, REAL, 1),
+        ],
     },  # fmt: skip
     "tiny": {"first_token": 2, "scenarios": [("3 sessions, fast", 3, 2, FAST, 1)]},
 }
@@ -47,12 +51,12 @@ class Model:
     def reply(self, body: dict[str, Any]) -> Reply:
         self.server.requests.clear()  # thousands of turns: keep the recorder from growing
         return Reply(
-            text=chunked_text(self.pace["chunks"]), delay=self.pace["delay"], chunk_delay=self.pace["chunk_delay"]
+            text=chunked_text(int(self.pace["chunks"])), delay=self.pace["delay"], chunk_delay=self.pace["chunk_delay"]
         )
 
     @property
     def text(self) -> str:
-        return chunked_text(self.pace["chunks"])
+        return chunked_text(int(self.pace["chunks"]))
 
 
 @dataclass

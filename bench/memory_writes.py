@@ -14,6 +14,7 @@ from bench.common import Figure, django_setup, median, p95, temp_home
 SCALES = {"full": {"writes": 60, "rounds": 4}, "tiny": {"writes": 3, "rounds": 2}}
 CONFIG = "memory:\n  memory_char_limit: 10000000\n  user_char_limit: 10000000\n"
 
+
 def _worker(writes: int, start: Any, out: Any) -> None:
     from django.db import connection
 
@@ -34,6 +35,7 @@ def _worker(writes: int, start: Any, out: Any) -> None:
     connection.close()
     out.put(lat)
 
+
 def _round(procs: int, writes: int) -> tuple[float, list[float]]:
     from django.db import connection
 
@@ -53,6 +55,7 @@ def _round(procs: int, writes: int) -> tuple[float, list[float]]:
         if w.exitcode != 0:
             raise RuntimeError(f"a writer process failed ({w.exitcode})")
     return procs * writes / wall, lat
+
 
 def run(scale: str) -> list[Figure]:
     cfg = SCALES[scale]

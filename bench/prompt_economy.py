@@ -25,7 +25,9 @@ def _seed_knowledge() -> None:
 
     store = MemoryStore()
     for i in range(8):
-        store.add("memory", f"The project uses tool number {i} for its builds, configured in tools/{i}.yaml", Provenance())
+        store.add(
+            "memory", f"The project uses tool number {i} for its builds, configured in tools/{i}.yaml", Provenance()
+        )
         store.add("user", f"Prefers answer style {i}: short, with a code example", Provenance())
     skills = SkillStore()
     for i in range(6):
@@ -43,7 +45,9 @@ def run(scale: str) -> list[Figure]:
     server = ScriptedLLM()
     server.default = lambda body: Reply(text="Here is a useful answer about the build. " * 3)
     server.start()
-    django_setup(temp_home(), CONFIG, {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "main"})
+    django_setup(
+        temp_home(), CONFIG, {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "main"}
+    )
     _seed_knowledge()
     from agent import review
     from agent.runner import AgentSession
@@ -54,7 +58,10 @@ def run(scale: str) -> list[Figure]:
 
     base = hermes_config.get()
     cheap = dataclasses.replace(base, data={**base.data, "review": {**base.data["review"], "model": REVIEW_MODEL}})
-    agents = {"main": AgentSession.open(source="cli", config=base), "cheap": AgentSession.open(source="cli", config=cheap)}
+    agents = {
+        "main": AgentSession.open(source="cli", config=base),
+        "cheap": AgentSession.open(source="cli", config=cheap),
+    }
     block_chars = len(MemoryStore(base).render_prompt_blocks()) + len(SkillStore(base).render_index())
     turns = SCALES[scale]
     sent: dict[str, list[dict[str, Any]]] = {k: [] for k in agents}

@@ -10,6 +10,7 @@ Goal: ratio (median with reviews / median without) at most 1.10.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import Any
@@ -40,11 +41,29 @@ def _model() -> Any:
     return server, counter
 
 
+def _turn(agent: Any, i: int, keep_busy: list[Any], snapshot: list[dict[str, Any]]) -> float:
+    """One measured turn of `agent`, with a review kept running in each session of `keep_busy`."""
+    from agent.review import is_running
+
+    for b in keep_busy:
+        if not is_running(b.session.pk):
+            b.spawn_review(True, False, snapshot)
+    if keep_busy:
+        time.sleep(0.05)  # let the reviews get going before the measured turn
+    t = time.perf_counter()
+    for _ in agent.run_turn(f"question {i}"):
+        pass
+    return (time.perf_counter() - t) * 1000
+
+
+def _turn_with(busy: list[Any], snapshot: list[dict[str, Any]], i: int) -> float:
+    return _turn(busy[0], i, busy, snapshot)
+
+
 def run(scale: str) -> list[Figure]:
     django_setup(temp_home(), CONFIG, {"OPENAI_API_KEY": "k", "HERMES_MODEL": "b"})
     server, counter = _model()  # its helpers need Django
     os.environ["OPENAI_BASE_URL"] = server.base_url
-    from agent.review import is_running
     from agent.runner import AgentSession
 
     snapshot = [{"role": "system", "content": "s"}, {"role": "user", "content": "I like tea"}]
@@ -52,19 +71,8 @@ def run(scale: str) -> list[Figure]:
     figures = []
     for reviewers in (1, 10):
         busy = [AgentSession.open(source="cli") for _ in range(reviewers)]
-
-        def turn(agent: AgentSession, i: int, keep_busy: bool) -> float:
-            if keep_busy:
-                for b in busy:
-                    if not is_running(b.session.pk):
-                        b.spawn_review(True, False, snapshot)
-                time.sleep(0.05)  # let the reviews get going before the measured turn
-            t = time.perf_counter()
-            for _ in agent.run_turn(f"question {i}"):
-                pass
-            return (time.perf_counter() - t) * 1000
-
-        s = interleaved(lambda i: turn(busy[0], i, True), lambda i: turn(quiet, i, False), SCALES[scale])
+        with_reviews = functools.partial(_turn_with, busy, snapshot)
+        s = interleaved(with_reviews, lambda i: _turn(quiet, i, [], snapshot), SCALES[scale])
         f = figure_from("4", f"chat turn, {reviewers} session(s) reviewing", "ms", s, reference="no review running")
         ratio = (f.median or 0) / (f.ref_median or 1)
         f.result, f.goal, f.met = f"ratio {ratio:.2f}", "<= 1.10", ratio <= 1.10

@@ -20,9 +20,11 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,20 +35,27 @@ PARTS = ["overhead", "live", "review_overhead", "search", "memory_writes", "prom
 
 
 def run_part(name: str, scale: str, timeout: float) -> tuple[list[Figure], str]:
-    """Run one benchmark process; its failure becomes a row saying so, not a lost run."""
+    """Run one benchmark process; its failure or time-out becomes a row saying so, not a lost run."""
     start = time.monotonic()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "bench.part", name, scale],
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
+        start_new_session=True,  # its own process group: a time-out also ends the daphne it started
         env={k: v for k, v in os.environ.items() if k not in ("HERMES_HOME", "HERMES_DB", "DJANGO_SETTINGS_MODULE")},
     )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return [Figure("?", f"{name} FAILED", "", notes=f"timed out after {timeout:.0f}s")], f"{name}: timed out"
     took = time.monotonic() - start
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(MARK)]
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or proc.stdout)[-1500:]
+        tail = (stderr or stdout)[-1500:]
         return [Figure("?", f"{name} FAILED", "", notes=tail.replace("\n", " | "))], f"{name}: failed in {took:.0f}s"
     figures = [Figure(**row) for row in json.loads(lines[-1][len(MARK) :])]
     return figures, f"{name}: {len(figures)} figures in {took:.0f}s"
@@ -123,15 +132,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="+", choices=PARTS, default=PARTS)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--timeout", type=float, default=600, help="seconds allowed per benchmark")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="benchmarks run at once (>1 only for smoke runs: they disturb each other)"
+    )
     args = parser.parse_args(argv)
     start = time.monotonic()
     figures: list[Figure] = []
     log: list[str] = []
-    for name in args.only:
-        got, line = run_part(name, args.scale, args.timeout)
-        figures.extend(got)
-        log.append(line)
-        print(line, flush=True)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for got, line in pool.map(lambda name: run_part(name, args.scale, args.timeout), args.only):
+            figures.extend(got)
+            log.append(line)
+            print(line, flush=True)
     text = render(figures, log, args.scale, time.monotonic() - start)
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")

@@ -23,7 +23,7 @@ from bench.search_data import CHINESE, like_scan, load, migrate, queries, vocabu
 from tests.daphne import Http, start_daphne
 
 SCALES: dict[str, dict[str, Any]] = {
-    "full": {"sizes": [100_000, 1_000_000], "queries": 50, "like": 15, "pages": 20},
+    "full": {"sizes": [100_000, 1_000_000], "queries": 40, "like": 10, "pages": 12},
     "tiny": {"sizes": [2_000], "queries": 3, "like": 2, "pages": 2},
 }
 
@@ -82,7 +82,9 @@ def in_process(size: int, qs: list[str], cfg: dict[str, Any]) -> list[Figure]:
     cjk = timed({"cjk": lambda q: search.search_messages(q, limit=20)}, CHINESE * 2, {})["cjk"]
     like = ms["like"]
     label = f"{size:,} messages"
-    fts = figure_from("5", f"search_messages @{label}", "ms", Samples(ms["fts"], like), reference="LIKE scan, same page")
+    fts = figure_from(
+        "5", f"search_messages @{label}", "ms", Samples(ms["fts"], like), reference="LIKE scan, same page"
+    )
     fts.result = f"{median(like) / median(ms['fts']):.1f}x faster than the scan; top-20 overlap with exact bm25 {overlap(qs[:20]):.2f}"
     if size >= 1_000_000:
         fts.goal, fts.met = "p95 < 20 ms, overlap >= 0.9", (fts.p95 or 0) < 20
