@@ -39,6 +39,7 @@ class Figure:
     met: bool | None = None
     notes: str = ""
     n: int = 0
+    profile: str = ""  # what bounds the figure, when a benchmark can tell
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
