@@ -99,7 +99,7 @@ def hits(q: str) -> int:
     """Every message the word index matches for `q` (bm25 is computed for each of them)."""
     from django.db import connection
 
-    from knowledge.search_plan import matching_ids_sql
+    from knowledge.search import matching_ids_sql
 
     found = matching_ids_sql(q)
     if found is None:

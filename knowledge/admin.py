@@ -21,7 +21,7 @@ from knowledge.models import (
     ReviewRun,
     SkillUsage,
 )
-from knowledge.search_plan import matching_ids_sql
+from knowledge.search import matching_ids_sql
 
 
 class MessageInline(admin.TabularInline):

@@ -17,7 +17,7 @@ from django.db import connection
 from django.utils import timezone
 
 from knowledge.models import ChatSession, Message
-from knowledge.query import Term, parse_terms, quote_term
+from knowledge.query import Term, quote_term
 from knowledge.snippets import ELLIPSIS, query_stems
 
 # Table names come from the models; the two indexes are created by knowledge 0003_search_index.
@@ -148,13 +148,3 @@ def plan_query(terms: list[Term], filters: Filters) -> Plan:
         _snippet_sql(TRIGRAM_TABLE) if match else None,
         short_terms if match else [t.text for t in terms], match,
     )  # fmt: skip
-
-
-def matching_ids_sql(query: str) -> tuple[str, list[Any]] | None:
-    """SQL selecting the ids of the messages the full-text index matches for `query` (to filter
-    a queryset, e.g. the admin's message search), or None when it has nothing to search for."""
-    terms = parse_terms(query or "")
-    if not terms:
-        return None
-    plan = plan_query(terms, Filters())
-    return f"SELECT {plan.table}.rowid FROM {plan.table} WHERE {' AND '.join(plan.index_where)}", plan.index_params
