@@ -200,17 +200,7 @@ class AgentSession:
         final: TurnDone | None = None
         for event in loop.run(self.messages, self.interrupt):
             if isinstance(event, ModelCalled):
-                self.counters.model_called()
-                usage = self._usage_updates(event)
-                if event.message.get("content") or event.message.get("tool_calls"):
-                    self._store(
-                        event.message,
-                        finish_reason=event.finish_reason,
-                        tokens=event.usage.completion_tokens,
-                        session_updates=usage,
-                    )
-                else:
-                    ChatSession.objects.filter(pk=self.session.pk).update(**usage)
+                self._model_called(event)
             elif isinstance(event, ToolFinished):
                 self.counters.tool_called(event.name)
                 self._store(event.message, tool_name=event.name)
@@ -310,6 +300,20 @@ class AgentSession:
             ChatSession.objects.filter(pk=self.session.pk).update(**updates)
         self.known_messages += 1
         return m
+
+    def _model_called(self, event: ModelCalled) -> None:
+        """Count the call; store its message with the usage in one transaction."""
+        self.counters.model_called()
+        usage = self._usage_updates(event)
+        if event.message.get("content") or event.message.get("tool_calls"):
+            self._store(
+                event.message,
+                finish_reason=event.finish_reason,
+                tokens=event.usage.completion_tokens,
+                session_updates=usage,
+            )
+        else:
+            ChatSession.objects.filter(pk=self.session.pk).update(**usage)
 
     def _usage_updates(self, event: ModelCalled) -> dict[str, Any]:
         """The session columns a model call changes (written with its message, if any)."""
