@@ -200,7 +200,10 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             await self.error(why, retry_after=wait)
             return
         try:
-            interrupt = await database_sync_to_async(chat_service.try_begin_turn)(self.session_id)
+            # Not on the one thread every consumer's database call shares: when dozens of chats
+            # send at once, their claims would queue there one by one before any turn starts.
+            claim = database_sync_to_async(chat_service.try_begin_turn, thread_sensitive=False)
+            interrupt = await claim(self.session_id)
         except ChatSession.DoesNotExist:
             await self.error("This chat no longer exists (it was deleted).", retry=False)
             return

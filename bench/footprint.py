@@ -47,8 +47,8 @@ def run(scale: str) -> list[Figure]:
                 (start.product if product else start.reference).append(took)
                 (rss.product if product else rss.reference).append(mem)
     up = figure_from("8", "server start-up (until /login answers)", "ms", start, reference="bare import of the stack")
-    up.result = f"+{median(start.product) - median(start.reference):.0f} ms over the imports"
+    up.result = f"{median(start.product) - median(start.reference):+.0f} ms against the imports"
     up.notes = "daphne started on an already migrated home, as a restart would"
     idle = figure_from("8", "resident memory, idle server", "MB", rss, reference="bare import of the stack")
-    idle.result = f"+{median(rss.product) - median(rss.reference):.0f} MB over the imports"
+    idle.result = f"{median(rss.product) - median(rss.reference):+.0f} MB against the imports"
     return [up, idle]

@@ -7,8 +7,10 @@ the files and record the undo), so the admin cannot make the log disagree with t
 
 from __future__ import annotations
 
+import re
+
 from django.contrib import admin
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest
 
@@ -22,6 +24,8 @@ from knowledge.models import (
     SkillUsage,
 )
 from knowledge.search import matching_ids_sql
+
+SESSION_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class MessageInline(admin.TabularInline):
@@ -49,14 +53,15 @@ class ChatSessionAdmin(admin.ModelAdmin):
 @admin.register(Message)
 class MessageAdmin(admin.ModelAdmin):
     list_display = ("id", "session", "role", "short_content", "tool_name", "token_count", "created_at")
-    list_filter = ("role", "session__source", "finish_reason")
+    # A date filter, not date_hierarchy: the hierarchy's year links ran a date function over every
+    # message on each page load (seconds at 1M messages, bench/search.py).
+    list_filter = ("role", "session__source", "finish_reason", "created_at")
     # The search box searches the full-text index (content, tool name, tool arguments; words as
     # on the search page) or takes a session id: a LIKE scan with a count over every message took
     # seconds at 1M messages (bench/search.py).
     search_fields = ("content",)
     search_help_text = "Words in the message (full-text index), or a session id."
     show_full_result_count = False  # no count(*) of every message beside each search
-    date_hierarchy = "created_at"
     raw_id_fields = ("session",)
     readonly_fields = ("created_at",)
     list_select_related = ("session",)
@@ -66,12 +71,14 @@ class MessageAdmin(admin.ModelAdmin):
     ) -> tuple[QuerySet[Message], bool]:
         if not search_term.strip():
             return queryset, False
-        by_session = Q(session_id=search_term.strip())
-        found = matching_ids_sql(search_term)
+        term = search_term.strip()
+        if SESSION_ID.fullmatch(term):  # a session id (as the session's page shows it)
+            return queryset.filter(session_id=term), False
+        found = matching_ids_sql(term)
         if found is None:  # only punctuation or operators: nothing for the index to match
-            return queryset.filter(by_session), False
+            return queryset.none(), False
         sql, params = found
-        return queryset.filter(Q(pk__in=RawSQL(sql, params)) | by_session), False
+        return queryset.filter(pk__in=RawSQL(sql, params)), False
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
