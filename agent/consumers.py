@@ -9,7 +9,9 @@ Frames beyond the per-connection rate limit (agent/ratelimit.py) get an error st
 
 Every socket of one session is in the group `chat.<session_id>`: the frames of a turn are
 mirrored to the session's other sockets (another tab on the same chat), marked "mirrored", so
-every tab shows the conversation live; only the sender gets refusals of its own frames.
+every tab shows the conversation live; only the sender gets refusals of its own frames. Sockets
+introduce themselves to the group (join/peer/leave), so a turn is mirrored only while another
+socket of the session listens — on any server process sharing the channel layer.
 
 `/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
 review finishes, {"type": "review_started", "session_id"} when one is spawned.
@@ -26,6 +28,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agent import chat_service, live, ratelimit
+from agent.frames import Frame, FrameQueue
 from hermes_site import config as hermes_config
 from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
@@ -86,28 +89,48 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         self.pumps: set[asyncio.Task[None]] = set()
         self.limits = ratelimit.ConnectionLimits()
         self.group = f"chat.{self.session_id}"
+        # The other sockets of this session, which this one's turns are mirrored to. Without
+        # them a turn's frames skip the channel layer: no second dispatch of every frame.
+        self.peers: set[str] = set()
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.join_sessions()
         await self.accept()
+        await self.channel_layer.group_send(self.group, {"type": "chat.join", "channel": self.channel_name})
 
     async def disconnect(self, code: int) -> None:
         # A running turn goes on (its messages are stored); only its frames stop being sent.
         self.closed = True
         await self.leave_sessions()
         if getattr(self, "group", None):
+            await self.channel_layer.group_send(self.group, {"type": "chat.leave", "channel": self.channel_name})
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def chat_mirror(self, event: dict[str, Any]) -> None:
-        """A frame of a turn started from another socket of this session."""
-        if event["origin"] != self.channel_name:
-            await self.send_frame({**event["frame"], "mirrored": True})
+    async def chat_join(self, event: dict[str, Any]) -> None:
+        """Another socket opened on this session: it listens, and it learns that this one does."""
+        if event["channel"] != self.channel_name:
+            self.peers.add(event["channel"])
+            await self.channel_layer.send(event["channel"], {"type": "chat.peer", "channel": self.channel_name})
 
-    async def _send_turn_frame(self, frame: dict[str, Any]) -> None:
-        await self.send_frame(frame)
-        await self.channel_layer.group_send(
-            self.group, {"type": "chat.mirror", "frame": frame, "origin": self.channel_name}
-        )
+    async def chat_peer(self, event: dict[str, Any]) -> None:
+        self.peers.add(event["channel"])
+
+    async def chat_leave(self, event: dict[str, Any]) -> None:
+        self.peers.discard(event["channel"])
+
+    async def chat_mirror(self, event: dict[str, Any]) -> None:
+        """Frames of a turn started from another socket of this session."""
+        if event["origin"] != self.channel_name:
+            for frame in event["frames"]:
+                await self.send_frame({**frame, "mirrored": True})
+
+    async def _send_turn_frames(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            await self.send_frame(frame)
+        if self.peers:
+            await self.channel_layer.group_send(
+                self.group, {"type": "chat.mirror", "frames": frames, "origin": self.channel_name}
+            )
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
         if not self.closed:
@@ -177,33 +200,35 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             await self.error(why, retry_after=wait)
             return
         try:
-            interrupt = await database_sync_to_async(chat_service.try_begin_turn)(self.session_id)
+            # Not on the one thread every consumer's database call shares: when dozens of chats
+            # send at once, their claims would queue there one by one before any turn starts.
+            claim = database_sync_to_async(chat_service.try_begin_turn, thread_sensitive=False)
+            interrupt = await claim(self.session_id)
         except ChatSession.DoesNotExist:
             await self.error("This chat no longer exists (it was deleted).", retry=False)
             return
         if interrupt is None:
             await self.error(chat_service.BUSY_MESSAGE)
             return
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        queue = FrameQueue(asyncio.get_running_loop())
         live.gate.begin(self.session_id)
-
-        def emit(f: dict[str, Any] | None) -> None:  # called on the turn's worker thread
-            loop.call_soon_threadsafe(queue.put_nowait, f)
-
         task = asyncio.create_task(self._pump(queue))
         self.pumps.add(task)
         task.add_done_callback(self.pumps.discard)
-        chat_service.submit_turn(self.session_id, text, interrupt, emit)
+        chat_service.submit_turn(self.session_id, text, interrupt, queue.put)  # put: on the turn's thread
 
-    async def _pump(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-        """Send the turn's frames in order; then release any toast waiting for this turn."""
+    async def _pump(self, queue: FrameQueue) -> None:
+        """Send the turn's frames in order, a batch per wake-up; then release any toast waiting
+        for this turn."""
         try:
-            while (frame := await queue.get()) is not None:
-                await self._send_turn_frame(frame)
-                if frame["type"] == "saved" and frame.get("review_spawned"):
+            ended = False
+            while not ended:
+                batch = await queue.get_batch()
+                ended = None in batch
+                frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
+                await self._send_turn_frames(frames)
+                if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
                     await live.broadcast("review.started", {"session_id": self.session_id})
-            await self._send_turn_frame({"type": "ready"})
         finally:
             live.gate.delivered(self.session_id)
 

@@ -19,8 +19,9 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from agent import clients
 from agent.compression import compress, flush_memory, needs_compression
-from agent.llm import ChatClient, LLMError, client_from_config
+from agent.llm import ChatClient, LLMError
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
 from agent.nudge import NudgeCounters
 from agent.providers import ProviderManager, inject_context
@@ -61,8 +62,10 @@ ClientFactory = Callable[[Config, str | None], ModelClient]
 
 
 def default_client_factory(config: Config, model: str | None = None) -> ModelClient:
-    # What the server refused is stored, so every session and process starts adapted (issue 12).
-    client: ChatClient = client_from_config(config, model, capabilities=DbCapabilityStore())
+    """A client on the process's shared connection to the configured server (agent/clients.py).
+
+    What the server refused is stored, so every session and process starts adapted (issue 12)."""
+    client: ChatClient = clients.shared.chat_client(config, model, capabilities=DbCapabilityStore())
     return client
 
 
@@ -174,12 +177,14 @@ class AgentSession:
     def _run_turn_locked(self, user_text: str) -> Iterator[RunnerEvent]:
         self.counters.turn_started()
         # The stored message is what the user typed; the model gets the expanded text.
+        # One transaction per turn step: the message and its session counters together.
         user_msg = self._store(
             {"role": "user", "content": user_text},
             first_user=self.session.user_turn_count == 0,
+            session_updates={"user_turn_count": F("user_turn_count") + 1},
         )
+        self.session.user_turn_count += 1
         self.messages.append({"role": "user", "content": self._model_text(user_text)})
-        self._bump(user_turn_count=1)
         yield TurnStarted(user_msg.pk, user_text)
         ctx = ToolContext(actor="agent", session_id=self.session.pk, turn_state={}, llm=self.client)
         # Providers see the ORIGINAL user text; their context goes into the API copy only.
@@ -195,10 +200,7 @@ class AgentSession:
         final: TurnDone | None = None
         for event in loop.run(self.messages, self.interrupt):
             if isinstance(event, ModelCalled):
-                self.counters.model_called()
-                self._record_usage(event)
-                if event.message.get("content") or event.message.get("tool_calls"):
-                    self._store(event.message, finish_reason=event.finish_reason, tokens=event.usage.completion_tokens)
+                self._model_called(event)
             elif isinstance(event, ToolFinished):
                 self.counters.tool_called(event.name)
                 self._store(event.message, tool_name=event.name)
@@ -268,7 +270,10 @@ class AgentSession:
         tokens: int = 0,
         tool_name: str = "",
         first_user: bool = False,
+        session_updates: dict[str, Any] | None = None,
     ) -> Message:
+        """Store one message and update its session row, in one transaction (`session_updates`:
+        more columns of the session to set in the same UPDATE)."""
         with transaction.atomic():
             m = Message.objects.create(
                 session=self.session,
@@ -281,7 +286,11 @@ class AgentSession:
                 finish_reason=finish_reason,
                 token_count=tokens,
             )
-            updates: dict[str, Any] = {"message_count": F("message_count") + 1, "updated_at": timezone.now()}
+            updates: dict[str, Any] = {
+                **(session_updates or {}),
+                "message_count": F("message_count") + 1,
+                "updated_at": timezone.now(),
+            }
             if msg.get("tool_calls"):
                 updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
             if first_user and not self.session.title:
@@ -292,19 +301,29 @@ class AgentSession:
         self.known_messages += 1
         return m
 
-    def _bump(self, **fields: int) -> None:
-        ChatSession.objects.filter(pk=self.session.pk).update(**{k: F(k) + v for k, v in fields.items()})
-        for k, v in fields.items():
-            setattr(self.session, k, getattr(self.session, k) + v)
+    def _model_called(self, event: ModelCalled) -> None:
+        """Count the call; store its message with the usage in one transaction."""
+        self.counters.model_called()
+        usage = self._usage_updates(event)
+        if event.message.get("content") or event.message.get("tool_calls"):
+            self._store(
+                event.message,
+                finish_reason=event.finish_reason,
+                tokens=event.usage.completion_tokens,
+                session_updates=usage,
+            )
+        else:
+            ChatSession.objects.filter(pk=self.session.pk).update(**usage)
 
-    def _record_usage(self, event: ModelCalled) -> None:
+    def _usage_updates(self, event: ModelCalled) -> dict[str, Any]:
+        """The session columns a model call changes (written with its message, if any)."""
         u = event.usage
-        ChatSession.objects.filter(pk=self.session.pk).update(
-            prompt_tokens=F("prompt_tokens") + u.prompt_tokens,
-            completion_tokens=F("completion_tokens") + u.completion_tokens,
-            last_prompt_tokens=u.prompt_tokens if u.reported else 0,
-        )
         self.session.last_prompt_tokens = u.prompt_tokens if u.reported else 0
+        return {
+            "prompt_tokens": F("prompt_tokens") + u.prompt_tokens,
+            "completion_tokens": F("completion_tokens") + u.completion_tokens,
+            "last_prompt_tokens": self.session.last_prompt_tokens,
+        }
 
     def _save_counters(self) -> None:
         ChatSession.objects.filter(pk=self.session.pk).update(

@@ -1,105 +1,82 @@
-"""Median chat-turn latency with and without a background review running (issue 5).
+"""4. Review isolation: a chat turn's latency with background reviews running, against the same
+turn with none, interleaved turn by turn against one scripted server (issue 5). The reviews
+are kept busy the whole time: their model calls are slow and they write memory through the
+real store. Measured with one session reviewing, and with 10 sessions reviewing at once.
 
-Both conditions run in one process, interleaved turn by turn, against the same scripted
-OpenAI-compatible server on loopback, so machine noise hits both alike. The review is kept
-busy the whole time: its model call is slow and it writes memory through the real store.
+    .venv/bin/python -m bench --only review_overhead
 
-    .venv/bin/python bench/review_overhead.py [--turns 60]
-
-Goal: ratio (with review / without) at most 1.10.
+Goal: ratio (median with reviews / median without) at most 1.10.
 """
 
 from __future__ import annotations
 
-import argparse
+import functools
 import os
-import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-bench-")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hermes_site.settings")
+from bench.common import Figure, django_setup, figure_from, interleaved, temp_home
+
+SCALES = {"full": 40, "tiny": 2}
+CONFIG = "memory:\n  nudge_interval: 0\n  memory_char_limit: 1000000\nskills:\n  creation_nudge_interval: 0\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--turns", type=int, default=60)
-    args = parser.parse_args()
-
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-
-    from agent.review import is_running
-    from agent.runner import AgentSession
-    from hermes_site import config as hermes_config
+def _model() -> Any:
     from tests.fakellm import Reply, ScriptedLLM
     from tests.learning import is_review_followup, is_review_start
 
     server = ScriptedLLM()
-    server.start()
-    os.environ.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="k", HERMES_MODEL="bench")
-    (Path(os.environ["HERMES_HOME"]) / "config.yaml").write_text(
-        "memory:\n  nudge_interval: 0\n  memory_char_limit: 1000000\nskills:\n  creation_nudge_interval: 0\n"
-    )
-    hermes_config.reset()
     counter = {"n": 0}
 
-    def review_call(body: dict) -> Reply:
+    def review_call(body: dict[str, Any]) -> Reply:
         counter["n"] += 1
-        return Reply(
-            tool_calls=[
-                {
-                    "name": "memory",
-                    "arguments": {"target": "memory", "action": "add", "content": f"note {counter['n']}"},
-                }
-            ],
-            delay=0.3,
-        )
+        server.requests.clear()
+        add = {"target": "memory", "action": "add", "content": f"note {counter['n']}"}
+        return Reply(tool_calls=[{"name": "memory", "arguments": add}], delay=0.3)
 
     server.when(is_review_start, review_call)
     server.when(is_review_followup, Reply(text="Saved.", delay=0.3))
     server.default = lambda body: Reply(text="A short answer of a few words. " * 8)
+    server.start()
+    return server, counter
 
-    quiet = AgentSession.open(source="cli")
-    busy = AgentSession.open(source="cli")
+
+def _turn(agent: Any, i: int, keep_busy: list[Any], snapshot: list[dict[str, Any]]) -> float:
+    """One measured turn of `agent`, with a review kept running in each session of `keep_busy`."""
+    from agent.review import is_running
+
+    for b in keep_busy:
+        if not is_running(b.session.pk):
+            b.spawn_review(True, False, snapshot)
+    if keep_busy:
+        time.sleep(0.05)  # let the reviews get going before the measured turn
+    t = time.perf_counter()
+    for _ in agent.run_turn(f"question {i}"):
+        pass
+    return (time.perf_counter() - t) * 1000
+
+
+def _turn_with(busy: list[Any], snapshot: list[dict[str, Any]], i: int) -> float:
+    return _turn(busy[0], i, busy, snapshot)
+
+
+def run(scale: str) -> list[Figure]:
+    django_setup(temp_home(), CONFIG, {"OPENAI_API_KEY": "k", "HERMES_MODEL": "b"})
+    server, counter = _model()  # its helpers need Django
+    os.environ["OPENAI_BASE_URL"] = server.base_url
+    from agent.runner import AgentSession
+
     snapshot = [{"role": "system", "content": "s"}, {"role": "user", "content": "I like tea"}]
-
-    def keep_review_running() -> None:
-        if not is_running(busy.session.pk):
-            busy.spawn_review(True, False, snapshot)
-
-    def timed(agent: AgentSession, text: str) -> float:
-        t0 = time.perf_counter()
-        for _ in agent.run_turn(text):
-            pass
-        return time.perf_counter() - t0
-
-    for i in range(5):  # warm-up: imports, connections, caches
-        timed(quiet, f"warm {i}")
-        timed(busy, f"warm {i}")
-    without: list[float] = []
-    with_review: list[float] = []
-    for i in range(args.turns):
-        without.append(timed(quiet, f"question {i}"))
-        keep_review_running()
-        time.sleep(0.05)  # let the review get going before the measured turn
-        with_review.append(timed(busy, f"question {i}"))
+    quiet = AgentSession.open(source="cli")
+    figures = []
+    for reviewers in (1, 10):
+        busy = [AgentSession.open(source="cli") for _ in range(reviewers)]
+        with_reviews = functools.partial(_turn_with, busy, snapshot)
+        s = interleaved(with_reviews, lambda i: _turn(quiet, i, [], snapshot), SCALES[scale])
+        f = figure_from("4", f"chat turn, {reviewers} session(s) reviewing", "ms", s, reference="no review running")
+        ratio = (f.median or 0) / (f.ref_median or 1)
+        f.result, f.goal, f.met = f"ratio {ratio:.2f}", "<= 1.10", ratio <= 1.10
+        figures.append(f)
+    figures[-1].notes = f"{counter['n']} review model calls ran during the measurements"
     server.stop()
-
-    m0, m1 = statistics.median(without), statistics.median(with_review)
-    print(f"turns per condition: {args.turns}; reviews that ran: {counter['n']}")
-    print(f"median turn latency without review: {m0 * 1000:.1f} ms")
-    print(f"median turn latency with a review running: {m1 * 1000:.1f} ms")
-    print(f"ratio: {m1 / m0:.3f} (goal <= 1.10)")
-
-
-if __name__ == "__main__":
-    main()
+    return figures

@@ -8,6 +8,7 @@ safe themselves; they call `markdown` / `highlight` from `hermes_tags`, which go
 from __future__ import annotations
 
 import html
+import threading
 
 import markdown as md
 import nh3
@@ -22,6 +23,18 @@ _SCHEMES = {"http", "https", "mailto"}
 _EXTENSIONS = ["fenced_code", "tables", "sane_lists", "codehilite"]
 _EXT_CONFIG = {"codehilite": {"guess_lang": False, "css_class": "codehilite"}}
 MAX_RENDER_CHARS = 200_000
+# A Markdown instance per thread, reset for each text: building one (loading its extensions)
+# cost 4x the rendering of a short answer, once per chat turn (issue 16). Not shared across
+# threads: an instance keeps state while it converts.
+_local = threading.local()
+
+
+def _markdown() -> md.Markdown:
+    renderer: md.Markdown | None = getattr(_local, "markdown", None)
+    if renderer is None:
+        renderer = md.Markdown(extensions=_EXTENSIONS, extension_configs=_EXT_CONFIG, output_format="html")
+        _local.markdown = renderer
+    return renderer
 
 
 def render_markdown(text: str) -> str:
@@ -29,7 +42,7 @@ def render_markdown(text: str) -> str:
     text = (text or "")[:MAX_RENDER_CHARS]
     # Escaping first means any HTML the model wrote shows as text; Markdown still applies.
     source = html.escape(text, quote=False)
-    rendered = md.markdown(source, extensions=_EXTENSIONS, extension_configs=_EXT_CONFIG, output_format="html")
+    rendered = _markdown().reset().convert(source)
     return clean_html(rendered)
 
 

@@ -285,3 +285,16 @@ def recent_sessions(
         )
         for s in qs
     ]
+
+
+def matching_ids_sql(query: str) -> tuple[str, list[Any]] | None:
+    """SQL selecting the ids of the messages the full-text index matches for `query` (to filter
+    a queryset, e.g. the admin's message search), or None when it has nothing to search for."""
+    terms = parse_terms(query or "")
+    if not terms:
+        return None
+    if connection.vendor == "postgresql":
+        pg = search_pg.plan(terms, Filters())
+        return f"SELECT m.id FROM {pg.from_sql} WHERE {pg.where}", pg.all_params
+    plan = plan_query(terms, Filters())
+    return f"SELECT {plan.table}.rowid FROM {plan.table} WHERE {' AND '.join(plan.index_where)}", plan.index_params

@@ -55,6 +55,12 @@ class Reply:
 ReplySpec = Reply | Callable[[dict[str, Any]], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    # The default backlog (5) refuses connections when dozens of sessions call at once
+    # (bench/live.py drives 100).
+    request_queue_size = 256
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     for msg in reversed(body.get("messages", [])):
         if msg.get("role") == "user":
@@ -209,7 +215,7 @@ class ScriptedLLM:
                 self.wfile.flush()
                 self.close_connection = True
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-llm", daemon=True)
         self._thread.start()

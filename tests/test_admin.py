@@ -46,3 +46,21 @@ def test_changelist_and_change_pages_load(auth_client, model) -> None:
 
 def test_admin_requires_login(client, db) -> None:
     assert client.get("/admin/knowledge/message/").status_code == 302
+
+
+def _listed(resp) -> str:
+    return resp.content.decode()
+
+
+def test_message_search_uses_the_full_text_index(auth_client) -> None:
+    s = ChatSession.objects.create(title="Deploy chat")
+    other = ChatSession.objects.create(title="Other chat")
+    Message.objects.create(session=s, role="user", content="How do I rotate the staging certificates?")
+    Message.objects.create(session=other, role="user", content="Unrelated question about lunch")
+    url = "/admin/knowledge/message/"
+    found = _listed(auth_client.get(url, {"q": "certificate rotating"}))  # stemmed, any order
+    assert "rotate the staging certificates" in found and "lunch" not in found
+    by_session = _listed(auth_client.get(url, {"q": other.pk}))
+    assert "lunch" in by_session and "certificates" not in by_session
+    for hostile in ('"', "AND OR NOT", "col:x*", "((("):
+        assert auth_client.get(url, {"q": hostile}).status_code == 200

@@ -52,7 +52,10 @@ class ChatClient:
         timeout: float = 60.0,
         max_retries: int = 2,
         capabilities: CapabilityStore | None = None,
+        openai_client: openai.OpenAI | None = None,
     ) -> None:
+        """`openai_client`: an existing client to share (see agent/clients.py); closing this
+        ChatClient then leaves it open for its other users."""
         if not model:
             raise LLMError(
                 "No model is configured. Set model.name in config.yaml (or HERMES_MODEL), and "
@@ -62,7 +65,8 @@ class ChatClient:
         self.base_url = base_url
         self._store: CapabilityStore = capabilities or MemoryCapabilityStore()
         self.caps = Capabilities.from_dict(self._store.load(base_url, model))
-        self._client = openai.OpenAI(
+        self._owns_client = openai_client is None
+        self._client = openai_client or openai.OpenAI(
             base_url=base_url or None,
             # Local servers (Ollama, llama.cpp) accept any key; the client insists on one.
             api_key=api_key or "not-needed",
@@ -70,8 +74,13 @@ class ChatClient:
             max_retries=max_retries,
         )
 
+    @property
+    def openai_client(self) -> openai.OpenAI:
+        return self._client
+
     def close(self) -> None:
-        self._client.close()
+        if self._owns_client:
+            self._client.close()
 
     @property
     def can_call_tools(self) -> bool:

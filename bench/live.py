@@ -1,0 +1,275 @@
+"""2 and 3. The chat through a real daphne and real websockets, against the scripted model.
+
+2. First token: a message sent on the socket until its first delta frame, against the raw
+   `openai` client's own first content chunk for the same reply, interleaved.
+3. Concurrency: N sessions at once, each running its turns one after another, against the same
+   load driven by the raw async `openai` client (what the model server itself allows), rounds
+   interleaved. Ideal = N / (one turn alone). Also server CPU per turn (/proc/<pid>/stat of
+   daphne), errors, dropped frames (a turn whose deltas do not add up to the reply), and daphne's
+   resident memory under the 20-session load (figure 8).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.typing import Origin
+
+from bench.common import QUIET_CONFIG, Figure, Samples, chunked_text, cpu_seconds, median, p95, rss_mb, temp_home
+from tests.daphne import Daphne, Http, model_env, start_daphne
+from tests.fakellm import Reply, ScriptedLLM
+
+REAL = {"delay": 0.3, "chunk_delay": 0.1, "chunks": 20}  # a real model's pace: ~2.3 s a turn alone
+FAST = {"delay": 0.05, "chunk_delay": 0.0, "chunks": 20}
+SCALES: dict[str, dict[str, Any]] = {
+    "full": {
+        "first_token": 40,
+        "scenarios": [
+            ("20 sessions, real pace", 20, 3, REAL, 2),
+            ("50 sessions, real pace", 50, 3, REAL, 2),
+            ("20 sessions x 10 turns, 50 ms model", 20, 10, FAST, 2),
+            ("100 sessions, real pace", 100, 2, REAL, 1),
+        ],
+    },  # fmt: skip
+    "tiny": {"first_token": 2, "scenarios": [("3 sessions, fast", 3, 2, FAST, 1)]},
+}
+
+
+class Model:
+    def __init__(self) -> None:
+        self.pace = dict(FAST)
+        self.server = ScriptedLLM()
+        self.server.default = self.reply
+
+    def reply(self, body: dict[str, Any]) -> Reply:
+        self.server.requests.clear()  # thousands of turns: keep the recorder from growing
+        return Reply(
+            text=chunked_text(int(self.pace["chunks"])), delay=self.pace["delay"], chunk_delay=self.pace["chunk_delay"]
+        )
+
+    @property
+    def text(self) -> str:
+        return chunked_text(int(self.pace["chunks"]))
+
+
+@dataclass
+class Round:
+    turn_ms: list[float] = field(default_factory=list)
+    first_ms: list[float] = field(default_factory=list)
+    errors: int = 0
+    dropped: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+    rss_peak: float = 0.0
+
+
+async def _connect(server: Daphne, owner: Http, sid: str) -> ClientConnection:
+    return await ws_connect(
+        f"ws://127.0.0.1:{server.port}/ws/chat/{sid}/",
+        origin=Origin(server.origin),
+        additional_headers={"Cookie": f"sessionid={owner.cookies['sessionid']}"},
+        open_timeout=60,
+        max_size=None,
+    )
+
+
+async def _ws_turn(ws: ClientConnection, text: str, expect: str, out: Round) -> None:
+    """One turn, send to "ready"; a rate-limit refusal is waited out and the message resent
+    (the timer restarts: the refusal is the per-socket limit, not the server's speed)."""
+    while True:
+        t = time.perf_counter()
+        await ws.send(json.dumps({"type": "message", "text": text}))
+        got: list[str] = []
+        done = refused = False
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 120))
+            kind = frame["type"]
+            if kind == "delta":
+                if not got:
+                    out.first_ms.append((time.perf_counter() - t) * 1000)
+                got.append(frame["text"])
+            elif kind == "done":
+                done = True
+            elif kind == "error" and "retry_after" in frame:
+                await asyncio.sleep(frame["retry_after"])
+                refused = True
+                break
+            elif kind == "error":
+                out.errors += 1
+            elif kind == "ready":
+                break
+        if not refused:
+            break
+    out.turn_ms.append((time.perf_counter() - t) * 1000)
+    if not done or "".join(got) != expect:
+        out.dropped += 1
+
+
+async def _raw_turn(client: openai.AsyncOpenAI, out: Round) -> None:
+    t = time.perf_counter()
+    stream = await client.chat.completions.create(
+        model="bench", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content and len(out.first_ms) < len(out.turn_ms) + 1:
+            out.first_ms.append((time.perf_counter() - t) * 1000)
+    out.turn_ms.append((time.perf_counter() - t) * 1000)
+
+
+async def _sampler(pid: int, out: Round, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        out.rss_peak = max(out.rss_peak, rss_mb(pid))
+        try:
+            await asyncio.wait_for(stop.wait(), 0.5)
+        except TimeoutError:
+            pass
+
+
+async def product_round(server: Daphne, owner: Http, sids: list[str], turns: int, model: Model) -> Round:
+    out = Round()
+    sockets = await asyncio.gather(*(_connect(server, owner, sid) for sid in sids))
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(_sampler(server.process.pid, out, stop))
+    cpu0, t0 = cpu_seconds(server.process.pid), time.perf_counter()
+
+    async def session(ws: ClientConnection, i: int) -> None:
+        for n in range(turns):
+            await _ws_turn(ws, f"session {i} turn {n}", model.text, out)
+
+    await asyncio.gather(*(session(ws, i) for i, ws in enumerate(sockets)))
+    out.wall, out.cpu = time.perf_counter() - t0, cpu_seconds(server.process.pid) - cpu0
+    stop.set()
+    await sampler
+    await asyncio.gather(*(ws.close() for ws in sockets))
+    return out
+
+
+async def reference_round(client: openai.AsyncOpenAI, n: int, turns: int) -> Round:
+    out = Round()
+    t0 = time.perf_counter()
+
+    async def session() -> None:
+        for _ in range(turns):
+            await _raw_turn(client, out)
+
+    await asyncio.gather(*(session() for _ in range(n)))
+    out.wall = time.perf_counter() - t0
+    return out
+
+
+def _new_sessions(owner: Http, n: int) -> list[str]:
+    sids = []
+    for _ in range(n):
+        resp = owner.csrf_post("/c/new/")
+        if resp.status != 302:
+            raise RuntimeError(f"could not create a session: {resp.status} {resp.body[:200]}")
+        sids.append(resp.location.strip("/").split("/")[-1])
+    return sids
+
+
+async def first_token(server: Daphne, owner: Http, model: Model, client: openai.AsyncOpenAI, n: int) -> Figure:
+    model.pace = dict(FAST, delay=0.0)
+    (sid,) = _new_sessions(owner, 1)
+    ws = await _connect(server, owner, sid)
+    prod, ref = Round(), Round()
+    for i in range(n + 3):
+        if i % 15 == 14:  # a fresh socket (and rate-limit bucket) before the burst allowance runs out
+            await ws.close()
+            ws = await _connect(server, owner, sid)
+        order = [True, False] if i % 2 == 0 else [False, True]
+        for product in order:
+            if product:
+                await _ws_turn(ws, f"first token {i}", model.text, prod)
+            else:
+                await _raw_turn(client, ref)
+    await ws.close()
+    s = Samples(prod.first_ms[3:], ref.first_ms[3:])
+    added, added95 = median(s.product) - median(s.reference), p95(s.product) - p95(s.reference)
+    return Figure(
+        "2", "websocket first token (send -> first delta frame)", "ms", median(s.product), p95(s.product),
+        median(s.reference), p95(s.reference), "raw client's first chunk",
+        f"+{added:.1f} ms median, +{added95:.1f} ms p95", "< 15 ms, p95 < 30 ms", added < 15 and added95 < 30, n=n,
+    )  # fmt: skip
+
+
+async def scenario(server: Daphne, owner: Http, model: Model, client: openai.AsyncOpenAI, spec: tuple, sids: list[str]) -> list[Figure]:  # fmt: skip
+    label, n, turns, pace, rounds = spec
+    model.pace = dict(pace)
+    alone = Round()
+    for _ in range(3):
+        await _raw_turn(client, alone)
+    ideal = n / (median(alone.turn_ms) / 1000)
+    prods: list[Round] = []
+    refs: list[Round] = []
+    for r in range(rounds):
+        for product in [True, False] if r % 2 == 0 else [False, True]:
+            if product:
+                prods.append(await product_round(server, owner, sids[:n], turns, model))
+            else:
+                refs.append(await reference_round(client, n, turns))
+    done = n * turns * len(prods)
+    rate = [n * turns / p.wall for p in prods]
+    ref_rate = [n * turns / r.wall for r in refs]
+    cpu_ms = sum(p.cpu for p in prods) / done * 1000
+    turn_ms = [t for p in prods for t in p.turn_ms]
+    errors, dropped = sum(p.errors for p in prods), sum(p.dropped for p in prods)
+    goal_share = 0.9 if pace is REAL else 0.5
+    share = median(rate) / ideal
+    figures = [
+        Figure(
+            "3", f"{label}: turns/s", "turns/s", median(rate), min(rate), median(ref_rate), min(ref_rate),
+            "raw async client, same load", f"{share:.0%} of ideal {ideal:.1f}/s (raw client {median(ref_rate) / ideal:.0%})",
+            f">= {goal_share:.0%} of ideal" if n <= 50 else "(where it bends)", share >= goal_share if n <= 50 else None,
+            notes=f"{len(prods)} round(s) of {n}x{turns} turns; p95 column = worst round; {errors} errors, "
+            f"{dropped} dropped; one turn alone {median(alone.turn_ms):.0f} ms", n=done,
+        ),
+        Figure(
+            "3", f"{label}: turn time", "ms", median(turn_ms), p95(turn_ms),
+            median([t for r in refs for t in r.turn_ms]), p95([t for r in refs for t in r.turn_ms]),
+            "raw async client, same load", f"{errors} errors, {dropped} dropped frames", "0 errors, 0 dropped",
+            errors == 0 and dropped == 0, n=len(turn_ms),
+        ),
+        Figure(
+            "3", f"{label}: server CPU per turn", "ms", cpu_ms, None, None, None, "", f"daphne {sum(p.cpu for p in prods) / sum(p.wall for p in prods):.0%} of one core",
+            "<= 10 ms" if pace is FAST else "", cpu_ms <= 10 if pace is FAST else None, n=done,
+        ),
+    ]  # fmt: skip
+    if n == 20 and pace is REAL:
+        peak = max(p.rss_peak for p in prods)
+        figures.append(Figure("8", "resident memory under 20 sessions", "MB", peak, None, result=f"peak {peak:.0f} MB"))
+    return figures
+
+
+def run(scale: str) -> list[Figure]:
+    cfg = SCALES[scale]
+    model = Model()
+    model.server.start()
+    home = temp_home()
+    figures: list[Figure] = []
+    try:
+        with start_daphne(home / "home", QUIET_CONFIG, model_env(model.server.base_url)) as server:
+            owner = Http(server.port)
+            owner.login(server.token)
+            n_max = max(spec[1] for spec in cfg["scenarios"])
+            sids = _new_sessions(owner, n_max)
+
+            async def main() -> None:
+                client = openai.AsyncOpenAI(base_url=model.server.base_url, api_key="k", max_retries=0, timeout=120)
+                figures.append(await first_token(server, owner, model, client, cfg["first_token"]))
+                for spec in cfg["scenarios"]:
+                    figures.extend(await scenario(server, owner, model, client, spec, sids))
+                await client.close()
+
+            asyncio.run(main())
+            if "Traceback" in server.log():
+                figures[-1].notes += " | daphne log has a traceback: " + server.log()[-600:].replace("\n", " ")
+    finally:
+        model.server.stop()
+    return figures
