@@ -1,49 +1,93 @@
-"""The one sanitising renderer for everything a model or a person wrote (issue 8).
+"""The one sanitising renderer for everything a model or a person wrote (issues 8 and 13).
 
-Markdown is rendered, then cleaned by nh3 (no raw HTML survives except an allow-list of tags,
-no event handlers, links only to http/https/mailto). Templates never mark user or model text
-safe themselves; they call `markdown` / `highlight` from `hermes_tags`, which go through here.
+Markdown is parsed as CommonMark by markdown-it-py with its raw-HTML switch off, so HTML a
+model writes is escaped exactly once and shows as text (escaping before parsing, as the old
+Python-Markdown renderer did, escaped code twice and killed blockquotes). Tables,
+strikethrough and task lists come from the parser's plugins; fenced code with a known language
+is highlighted by Pygments. The output is then cleaned by nh3 (an allow-list of tags, no event
+handlers, links only to http/https/mailto) as a second line. Templates never mark user or model
+text safe themselves; they call `markdown` / `highlight` from `hermes_tags`, which go through here.
 """
 
 from __future__ import annotations
 
 import html
-import threading
+from functools import lru_cache
 
-import markdown as md
 import nh3
+from markdown_it import MarkdownIt
+from mdit_py_plugins.tasklists import tasklists_plugin
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
 
 _TAGS = {
-    "p", "br", "hr", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li",
+    "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
     "h1", "h2", "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td",
-    "span", "div", "sup", "sub",
+    "span", "div", "sup", "sub", "input",
 }  # fmt: skip
-_ATTRS = {"a": {"href", "title"}, "span": {"class"}, "div": {"class"}, "code": {"class"}, "pre": {"class"}}
+_ATTRS = {
+    "a": {"href", "title"},
+    "span": {"class"},
+    "div": {"class"},
+    "code": {"class"},
+    "pre": {"class"},
+    "ol": {"start"},
+    "ul": {"class"},
+    "li": {"class"},
+    "th": {"class"},
+    "td": {"class"},
+    "input": {"type", "checked", "disabled", "class"},
+}
 _SCHEMES = {"http", "https", "mailto"}
-_EXTENSIONS = ["fenced_code", "tables", "sane_lists", "codehilite"]
-_EXT_CONFIG = {"codehilite": {"guess_lang": False, "css_class": "codehilite"}}
 MAX_RENDER_CHARS = 200_000
-# A Markdown instance per thread, reset for each text: building one (loading its extensions)
-# cost 4x the rendering of a short answer, once per chat turn (issue 16). Not shared across
-# threads: an instance keeps state while it converts.
-_local = threading.local()
+_FORMATTER = HtmlFormatter(nowrap=True)
 
 
-def _markdown() -> md.Markdown:
-    renderer: md.Markdown | None = getattr(_local, "markdown", None)
-    if renderer is None:
-        renderer = md.Markdown(extensions=_EXTENSIONS, extension_configs=_EXT_CONFIG, output_format="html")
-        _local.markdown = renderer
-    return renderer
+def _highlight(code: str, lang: str, attrs: str) -> str:
+    """Pygments spans for a fenced block with a known language; "" lets the parser escape it."""
+    name = (lang or "").strip().split(maxsplit=1)[0] if lang else ""
+    if not name:
+        return ""
+    try:
+        lexer = get_lexer_by_name(name)
+    except ClassNotFound:
+        return ""
+    spans = highlight(code, lexer, _FORMATTER)
+    return f'<pre class="codehilite"><code class="language-{html.escape(name)}">{spans}</code></pre>'
+
+
+# One parser for the process, built once (building it per call cost more than rendering a
+# short answer, issue 16): parsing keeps its state in the call, so threads can share it.
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight})
+    md.enable(["table", "strikethrough"])
+    md.use(tasklists_plugin)
+    return md
 
 
 def render_markdown(text: str) -> str:
-    """Markdown to safe HTML. Raw HTML in the input is escaped, not interpreted."""
-    text = (text or "")[:MAX_RENDER_CHARS]
-    # Escaping first means any HTML the model wrote shows as text; Markdown still applies.
-    source = html.escape(text, quote=False)
-    rendered = _markdown().reset().convert(source)
-    return clean_html(rendered)
+    """Markdown to safe HTML. Raw HTML in the input is shown as text, never interpreted."""
+    md = _parser()
+    env: dict[str, object] = {}
+    tokens = md.parse((text or "")[:MAX_RENDER_CHARS], env)
+    for token in tokens:
+        # The table plugin aligns columns with style="text-align:x", which the CSP (no inline
+        # styles) would refuse: a class says the same.
+        style = token.attrGet("style") if token.type in ("th_open", "td_open") else None
+        if isinstance(style, str) and style.startswith("text-align:"):
+            del token.attrs["style"]
+            token.attrSet("class", "align-" + style.split(":", 1)[1])
+    return clean_html(md.renderer.render(tokens, md.options, env))
+
+
+def _attribute_filter(tag: str, attr: str, value: str) -> str | None:
+    # Task-list boxes are the only inputs the renderer makes: keep them inert checkboxes.
+    if tag == "input" and attr == "type" and value != "checkbox":
+        return None
+    return value
 
 
 def clean_html(fragment: str) -> str:
@@ -51,9 +95,27 @@ def clean_html(fragment: str) -> str:
         fragment,
         tags=_TAGS,
         attributes=_ATTRS,
+        attribute_filter=_attribute_filter,
         url_schemes=_SCHEMES,
         link_rel="noopener noreferrer nofollow",
     )
+
+
+def plain_text(text: str, limit: int = 200) -> str:
+    """Markdown reduced to one line of plain words (chat titles): no markup characters left."""
+    tokens = _parser().parse((text or "")[:MAX_RENDER_CHARS])
+    words: list[str] = []
+    for token in tokens:
+        if token.type == "inline":
+            for child in token.children or []:
+                if child.type in ("text", "code_inline"):
+                    words.append(child.content)
+                elif child.type in ("softbreak", "hardbreak"):
+                    words.append(" ")
+            words.append(" ")
+        elif token.type in ("fence", "code_block"):
+            words.append(token.content + " ")
+    return " ".join("".join(words).split())[:limit]
 
 
 def highlight_snippet(snippet: str, start: str = "\x02", end: str = "\x03") -> str:
