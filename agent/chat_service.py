@@ -24,6 +24,7 @@ from agent import review
 from agent.llm import LLMError
 from agent.loop import (
     ModelCalled,
+    ModelClient,
     ModelNotice,
     ReasoningDelta,
     TextDelta,
@@ -32,8 +33,9 @@ from agent.loop import (
     TurnDone,
     TurnError,
 )
-from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted
+from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted, default_client_factory
 from hermes_site import config as hermes_config
+from hermes_site.config import Config
 from hermes_site.rendering import render_markdown
 from knowledge import turns
 from knowledge.models import ChatSession, Message
@@ -82,7 +84,9 @@ class _Agents:
         if agent is None or not agent.is_current():
             if agent is not None:
                 agent.close()
-            agent = AgentSession.open(session_id=session_id, source="web")
+            agent = AgentSession.open(
+                session_id=session_id, source="web", client_factory=_session_client_factory(session_id)
+            )
         with self._lock:
             self._agents[session_id] = agent
             evicted = [self._agents.popitem(last=False)[1] for _ in range(max(0, len(self._agents) - self.size))]
@@ -95,7 +99,34 @@ class _Agents:
             return self._agents.pop(session_id, None)
 
 
+def _stored_model(session_id: str) -> str:
+    return ChatSession.objects.filter(pk=session_id).values_list("model", flat=True).first() or ""
+
+
+def _session_client_factory(session_id: str) -> Callable[[Config, str | None], ModelClient]:
+    """Clients for the model chosen for this chat (ChatSession.model), read when one is made."""
+
+    def factory(config: Config, model: str | None = None) -> ModelClient:
+        return default_client_factory(config, model or _stored_model(session_id) or None)
+
+    return factory
+
+
 _agents = _Agents()
+
+
+def _agent_for_turn(session_id: str) -> AgentSession:
+    """The cached agent, with a client for the chat's model even if it was changed since (on
+    any server process). Called while this turn holds the session's lease, so no turn is using
+    the client that gets closed."""
+    agent = _agents.get(session_id)
+    stored = _stored_model(session_id)
+    if stored != agent.session.model:
+        agent.session.model = stored
+        agent.close()
+    return agent
+
+
 # Interrupt flags of the turns running on this process's threads, by session id.
 _running: dict[str, threading.Event] = {}
 _running_lock = threading.Lock()
@@ -200,7 +231,7 @@ def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
 
 def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
     try:
-        agent = _agents.get(session_id)
+        agent = _agent_for_turn(session_id)
         renewed = timezone.now()
         for event in agent.run_turn(text, interrupt):
             if timezone.now() - renewed > turns.RENEW_EVERY:  # a long turn keeps its lease
@@ -275,6 +306,14 @@ class ToolCard:
     pending: bool = True
 
 
+# How an answer ended, when it did not end normally: kept with the message (finish_reason),
+# so a reload shows a stopped answer as stopped (issue 13, defect 3).
+ENDINGS = {
+    "interrupted": "Stopped. What was written so far is kept.",
+    "error": "Cut off by an error. What was written so far is kept.",
+}
+
+
 @dataclass
 class Item:
     kind: str  # "user" | "assistant" | "tool"
@@ -282,6 +321,7 @@ class Item:
     message_id: int = 0
     tool: ToolCard | None = None
     reasoning: str = ""  # the model's thinking, for a collapsed "Thinking" block
+    ending: str = ""  # how an answer ended when it did not end normally (ENDINGS)
 
 
 def _pretty(arguments: str) -> str:
@@ -300,7 +340,8 @@ def conversation(session: ChatSession) -> list[Item]:
             items.append(Item("user", msg.content, msg.pk))
         elif msg.role == "assistant":
             if msg.content:
-                items.append(Item("assistant", msg.content, msg.pk, reasoning=msg.reasoning))
+                ending = ENDINGS.get(msg.finish_reason, "")
+                items.append(Item("assistant", msg.content, msg.pk, reasoning=msg.reasoning, ending=ending))
             for call in msg.tool_calls or []:
                 fn = call.get("function") or {}
                 card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))

@@ -31,6 +31,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
+from hermes_site.rendering import plain_text
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.prompt import build_system_prompt
@@ -294,7 +295,8 @@ class AgentSession:
             if msg.get("tool_calls"):
                 updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
             if first_user and not self.session.title:
-                title = " ".join(str(msg.get("content") or "").split())[:TITLE_CHARS] or "New chat"
+                # Plain words: a title shows no Markdown markup (issue 13, defect 4).
+                title = plain_text(str(msg.get("content") or ""), TITLE_CHARS) or "New chat"
                 updates["title"] = title
                 self.session.title = title
             ChatSession.objects.filter(pk=self.session.pk).update(**updates)

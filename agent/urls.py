@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agent import views
+from agent import chat_actions, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -9,6 +9,12 @@ urlpatterns = [
     path("c/<str:session_id>/", views.chat, name="chat"),
     path("c/<str:session_id>/rename/", views.rename, name="chat_rename"),
     path("c/<str:session_id>/delete/", views.delete, name="chat_delete"),
+    path("c/<str:session_id>/fork/", chat_actions.fork, name="chat_fork"),
+    path("c/<str:session_id>/regenerate/", chat_actions.regenerate, name="chat_regenerate"),
+    path("c/<str:session_id>/model/", chat_actions.set_model, name="chat_model"),
+    path("c/<str:session_id>/export.md", chat_actions.export_markdown, name="chat_export_md"),
+    path("c/<str:session_id>/export.json", chat_actions.export_json, name="chat_export_json"),
+    path("api/models", chat_actions.models, name="chat_models"),
     path("api/skills/slash", views.slash_skills, name="slash_skills"),
     path("setup/model/", views.setup_save, name="setup_save"),
     path("setup/check/", views.setup_check, name="setup_check"),

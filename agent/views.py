@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent import chat_service, review
+from agent import branching, chat_service, review
 from agent.llm import LLMError, client_from_config
 from agent.llm.probe import ProbeStep, probe
 from hermes_site import config as hermes_config
@@ -22,6 +22,8 @@ from knowledge.skills import SkillStore
 
 SIDEBAR_LIMIT = 100
 CHECK_TIMEOUT = 10.0
+# An attached text file is stored inside the message, so it must leave room for what is typed.
+ATTACH_BYTES = 50_000
 
 # What the first-run panel suggests for the usual servers (SPEC §9: any OpenAI-compatible one).
 PRESETS = [
@@ -58,6 +60,8 @@ def _setup_context(**extra: Any) -> dict[str, Any]:
 
 def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat/page.html") -> HttpResponse:
     config = hermes_config.get()
+    max_chars = int(config.get("agent", "max_message_chars"))
+    attach_bytes = min(ATTACH_BYTES, max_chars // 2)
     context = {
         "nav": "chat",
         "session": session,
@@ -66,7 +70,11 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
         "review_running": review.is_running(session.pk),
         # A turn running on any server process (the page may be served by another worker).
         "busy": turns.holds(session),
-        "max_chars": config.get("agent", "max_message_chars"),
+        "max_chars": max_chars,
+        "attach_bytes": attach_bytes,
+        "attach_kb": attach_bytes // 1000,
+        "chat_model": session.model or config.model_name,
+        "branches": branching.branches(session),
         "needs_setup": not config.model_name,
         "model_limits": capabilities.limits(config.base_url, config.model_name) if config.model_name else "",
         **_sessions(request, session),

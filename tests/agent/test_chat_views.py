@@ -43,7 +43,7 @@ def test_first_visit_opens_a_fresh_chat_with_the_first_run_panel(auth_client, ho
     assert ChatSession.objects.count() == 1
     assert "Connect a model" in body and "OPENAI_API_KEY" in body and "openrouter.ai" in body
     assert f'data-session="{ChatSession.objects.get().pk}"' in body
-    assert "js/notify.js" in body and "js/chat.js" in body
+    assert "js/notify.js" in body and "js/chat/main.js" in body
 
 
 def test_the_stored_conversation_renders_as_safe_markdown_with_tool_cards(auth_client, llm):

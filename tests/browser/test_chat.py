@@ -51,11 +51,11 @@ def test_answer_streams_token_by_token_and_reload_shows_the_conversation(page, l
     assert len(set(lengths)) >= 3 and lengths == sorted(lengths), lengths  # it grew in steps
     wait_idle(page, 1)
     expect(page.locator(".msg-assistant strong")).to_have_text("the end")
-    expect(page.locator(".msg-user")).to_have_text("hello there")
+    expect(page.locator(".msg-user .md")).to_have_text("hello there")
     expect(page.locator("#chat-title-text")).to_have_text("hello there")  # titled by the first message
     screenshot("chat", page)
     page.reload()
-    expect(page.locator(".msg-user")).to_have_text("hello there")
+    expect(page.locator(".msg-user .md")).to_have_text("hello there")
     expect(page.locator(".msg-assistant strong")).to_have_text("the end")
     assert daphne_server.query("select role from knowledge_message where session_id=? order by id", session_id) == [
         ("user",),
@@ -97,7 +97,7 @@ def test_stop_interrupts_a_slow_answer_and_the_next_message_works(page, llm):
     expect(page.locator(".turn-note.stopped")).to_be_visible()
     expect(page.locator("#input")).to_be_enabled()
     send(page, "now something short")
-    expect(page.locator(".msg-assistant").last).to_have_text("answer to now something short")
+    expect(page.locator(".msg-assistant .md").last).to_have_text("answer to now something short")
 
 
 def test_tenth_turn_review_toast_reaches_two_tabs_after_the_answer(page, context, llm, daphne_server, screenshot):
@@ -127,7 +127,7 @@ def test_tenth_turn_review_toast_reaches_two_tabs_after_the_answer(page, context
     expect(toast).to_be_visible(timeout=8000)
     # The answer it followed was on the page before the toast.
     expect(page.locator(".msg-assistant")).to_have_count(10)
-    expect(page.locator(".msg-assistant").last).to_have_text("answer to turn 10, I live in Lyon")
+    expect(page.locator(".msg-assistant .md").last).to_have_text("answer to turn 10, I live in Lyon")
     assert toast.get_attribute("href") == "/memory/"
     expect(other.locator(".toast", has_text="💾 User profile updated")).to_be_visible(timeout=8000)
     expect(page.locator("#memory-counter")).to_have_text("Memory review in 10 turns")
@@ -148,7 +148,7 @@ def test_model_error_shows_inline_keeps_the_text_and_retry_works(page, llm, daph
     expect(page.locator("#input")).to_have_value(text)  # nothing typed is lost
     expect(page.locator("#input")).to_be_enabled()
     error.locator("button.retry").click()
-    expect(page.locator(".msg-assistant").last).to_have_text(f"answer to {text}")
+    expect(page.locator(".msg-assistant .md").last).to_have_text(f"answer to {text}")
     expect(page.locator(".msg-error")).to_have_count(0)
     stored = daphne_server.query(
         "select content from knowledge_message where session_id=? and role='user' order by id", session_id
@@ -175,9 +175,9 @@ def test_slash_command_picks_and_invokes_a_skill(page, llm, daphne_server):
     original = "/deploy-check the staging server"
     sent = last_user_text(llm.requests[-1])
     assert marker in sent and "the staging server" in sent
-    expect(page.locator(".msg-user")).to_have_text(original)
+    expect(page.locator(".msg-user .md")).to_have_text(original)
     page.reload()
-    expect(page.locator(".msg-user")).to_have_text(original)
+    expect(page.locator(".msg-user .md")).to_have_text(original)
     assert daphne_server.query(
         "select content from knowledge_message where session_id=? and role='user'", session_id
     ) == [(original,)]
@@ -191,7 +191,7 @@ def test_a_second_tab_on_the_same_chat_follows_the_answer_live(page, context, ll
     llm.push(Reply(text="Seen in **both** tabs. " + "more " * 30, chunk_delay=0.03))
     send(page, "asked in the first tab")
     # The second tab shows the question and the answer streaming, and locks its input meanwhile.
-    expect(other.locator(".msg-user")).to_have_text("asked in the first tab")
+    expect(other.locator(".msg-user .md")).to_have_text("asked in the first tab")
     other.locator(".msg-assistant.streaming").wait_for()
     expect(other.locator("#input")).to_be_disabled()
     wait_idle(other, 1)

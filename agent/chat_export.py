@@ -1,0 +1,71 @@
+"""One chat as a file a person can keep: Markdown to read, JSON to process (issue 13)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from knowledge.models import ChatSession, Message
+
+ROLE_HEADINGS = {"user": "You", "assistant": "Hermes", "system": "System", "tool": "Tool result"}
+
+
+def _messages(session: ChatSession) -> list[Message]:
+    return list(Message.objects.filter(session=session).order_by("id"))
+
+
+def as_json(session: ChatSession) -> str:
+    data: dict[str, Any] = {
+        "id": session.pk,
+        "title": session.display_title,
+        "model": session.model,
+        "started_at": session.started_at.isoformat(),
+        "branched_from": session.parent_id,
+        "messages": [
+            {
+                "id": m.pk,
+                "role": m.role,
+                "content": m.content,
+                "tool_calls": m.tool_calls,
+                "tool_call_id": m.tool_call_id or None,
+                "tool_name": m.tool_name or None,
+                "finish_reason": m.finish_reason or None,
+                "created_at": m.created_at.isoformat(),
+            }
+            for m in _messages(session)
+        ],
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def _fence(text: str, info: str = "") -> str:
+    """A code fence longer than any run of backticks inside, so the text cannot close it."""
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{info}\n{text}\n{ticks}"
+
+
+def _section(m: Message) -> str:
+    parts = [f"## {ROLE_HEADINGS.get(m.role, m.role)}"]
+    if m.role == "tool":
+        parts[0] += f" ({m.tool_name})" if m.tool_name else ""
+        parts.append(_fence(m.content))
+    elif m.content:
+        parts.append(m.content)
+    for call in m.tool_calls or []:
+        fn = call.get("function") or {}
+        parts.append(f"Tool call `{fn.get('name', '?')}`:\n\n" + _fence(str(fn.get("arguments", "")), "json"))
+    if m.finish_reason == "interrupted":
+        parts.append("*(stopped)*")
+    return "\n\n".join(parts)
+
+
+def as_markdown(session: ChatSession) -> str:
+    head = f"# {session.display_title}\n\nStarted {session.started_at:%Y-%m-%d %H:%M} UTC"
+    if session.model:
+        head += f" · model `{session.model}`"
+    sections = [_section(m) for m in _messages(session) if m.role != "system"]
+    return "\n\n".join([head, *sections]) + "\n"

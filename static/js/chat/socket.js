@@ -1,0 +1,59 @@
+// The chat's websocket: frames in and out, reconnect with backoff, and no reconnect after the
+// server refused the socket (4401 not logged in, 4403 wrong origin): go to the login page.
+
+const REFUSED = new Set([4401, 4403]);
+
+async function loggedOut() {
+  // A refused handshake reaches the browser as 1006 without its code: ask an ordinary URL instead.
+  try {
+    const r = await fetch("/api/skills/slash", { credentials: "same-origin", headers: { "HX-Request": "true" } });
+    return r.status === 401;
+  } catch (e) {
+    return false; // the server is down: keep trying to reconnect
+  }
+}
+
+function toLogin() {
+  location.assign("/login?next=" + encodeURIComponent(location.pathname));
+}
+
+export function openSocket(path, { onFrame, onOpen, onClose }) {
+  let ws = null;
+  let delay = 500;
+
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    ws = new WebSocket(proto + "//" + location.host + path);
+    let opened = false;
+    ws.addEventListener("open", function () {
+      opened = true;
+      delay = 500;
+      onOpen();
+    });
+    ws.addEventListener("message", function (ev) {
+      let frame;
+      try { frame = JSON.parse(ev.data); } catch (e) { return; }
+      onFrame(frame);
+    });
+    ws.addEventListener("close", async function (ev) {
+      onClose();
+      if (REFUSED.has(ev.code) || (!opened && (await loggedOut()))) {
+        toLogin();
+        return;
+      }
+      setTimeout(connect, delay);
+      delay = Math.min(delay * 2, 10000);
+    });
+  }
+
+  setInterval(function () { send({ type: "ping" }); }, 30000);
+
+  function send(frame) {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  connect();
+  return { send, isOpen: function () { return !!ws && ws.readyState === WebSocket.OPEN; } };
+}
