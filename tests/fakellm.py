@@ -79,6 +79,7 @@ class ScriptedLLM:
         self.queue: list[ReplySpec] = []
         self.rules: list[tuple[Callable[[dict[str, Any]], bool], ReplySpec, list[int]]] = []
         self.default: ReplySpec = lambda body: Reply(text="ok")
+        self.models: list[str] | None = ["scripted-model"]  # what GET /v1/models lists; None: 404
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -127,8 +128,9 @@ class ScriptedLLM:
                 return
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
+                if self.path.rstrip("/").endswith("/models") and owner.models is not None:
+                    listed = [{"id": name, "object": "model"} for name in owner.models]
+                    self._json(200, {"object": "list", "data": listed})
                 else:
                     self._json(404, {"error": {"message": "not found"}})
 

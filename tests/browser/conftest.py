@@ -67,6 +67,7 @@ def llm(llm_server: ScriptedLLM) -> ScriptedLLM:
         llm_server.rules.clear()
         llm_server.requests.clear()
     llm_server.default = lambda body: Reply(text="ok")
+    llm_server.models = ["scripted-model"]
     return llm_server
 
 

@@ -6,33 +6,15 @@ import re
 import time
 
 import pytest
-from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
+from tests.browser.chat_helpers import fresh_chat, send, wait_idle
 from tests.fakellm import Reply, last_user_text
 
 pytestmark = pytest.mark.browser
 
 REVIEW_PROMPT = "Review the conversation above"
-
-
-def fresh_chat(page: Page) -> str:
-    """Start a new chat (the previous one is ended in the background) and wait for its socket."""
-    page.goto("/")
-    page.click("#new-chat")
-    page.wait_for_selector('#chat[data-connected="1"]')
-    return str(page.get_attribute("#chat", "data-session"))
-
-
-def send(page: Page, text: str) -> None:
-    page.fill("#input", text)
-    page.press("#input", "Enter")
-
-
-def wait_idle(page: Page, answers: int) -> None:
-    """Wait until the turn is over and `answers` assistant blocks are on the page."""
-    page.wait_for_selector('#chat[data-busy="0"]')
-    expect(page.locator(".msg-assistant")).to_have_count(answers)
 
 
 def test_answer_streams_token_by_token_and_reload_shows_the_conversation(page, llm, daphne_server, screenshot):
