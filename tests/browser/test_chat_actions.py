@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 CODE = "if k < 1 && x > 2:\n    print('<done>')"
 
 
-def answer_echo(llm) -> None:  # type: ignore[no-untyped-def]
+def answer_echo(llm) -> None:
     llm.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
 
 
