@@ -6,6 +6,9 @@ undo takes the same lock and is itself recorded as a change.
 
 from __future__ import annotations
 
+import difflib
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -17,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from knowledge import changelog
 from knowledge.diffing import side_by_side
+from knowledge.memory_store import parse
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError
@@ -62,16 +66,78 @@ def change_list(request: HttpRequest) -> HttpResponse:
     return render(request, "knowledge/changes.html", context)
 
 
+# Changes that touch no file's text: what happened, said instead of an empty diff.
+NO_TEXT_CHANGE = {
+    "disable": "Turned off: the skill is left out of the prompt and the agent's tools. Its files are unchanged.",
+    "enable": "Turned on: the skill is back in the prompt and the agent's tools. Its files are unchanged.",
+}
+
+
+@dataclass(frozen=True)
+class EntryChange:
+    """One memory entry added, removed or changed (memory files are entries, not lines)."""
+
+    kind: str  # "added" | "removed" | "changed"
+    before: str = ""
+    after: str = ""
+
+
+# How alike an old and a new entry must be to count as one entry changed, not one removed
+# and another added.
+SAME_ENTRY_RATIO = 0.6
+
+
+def _pair(old: list[str], new: list[str]) -> list[EntryChange]:
+    """Within a replaced run, each old entry pairs with its most similar unpaired new one."""
+    out: list[EntryChange] = []
+    unpaired = list(new)
+    for text in old:
+        scored = [(difflib.SequenceMatcher(a=text, b=n, autojunk=False).ratio(), n) for n in unpaired]
+        best = max(scored, default=(0.0, ""))
+        if best[0] >= SAME_ENTRY_RATIO:
+            unpaired.remove(best[1])
+            out.append(EntryChange("changed", text, best[1]))
+        else:
+            out.append(EntryChange("removed", before=text))
+    return out + [EntryChange("added", after=text) for text in unpaired]
+
+
+def entry_changes(before: str, after: str) -> list[EntryChange]:
+    old, new = parse(before), parse(after)
+    out: list[EntryChange] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.extend(_pair(old[i1:i2], new[j1:j2]))
+    return out
+
+
+def _file_line(change: KnowledgeChange) -> str:
+    if change.action in NO_TEXT_CHANGE:
+        return "unchanged"
+    if not change.existed_before:
+        return "created by this change"
+    return "removed by this change" if not change.exists_after else "changed"
+
+
+def _what_changed(change: KnowledgeChange) -> dict[str, Any]:
+    if change.action in NO_TEXT_CHANGE:
+        return {"note": NO_TEXT_CHANGE[change.action]}
+    if change.binary:
+        return {"note": "A binary file: no text diff."}
+    if change.kind == "memory":
+        return {"entries": entry_changes(change.before, change.after), "memory": True}
+    return {"rows": side_by_side(change.before, change.after)}
+
+
 @require_GET
 def change_detail(request: HttpRequest, pk: int) -> HttpResponse:
     change = get_object_or_404(KnowledgeChange.objects.select_related("session", "review", "undoes"), pk=pk)
-    binary = change.binary
     context = {
         "nav": "changes",
         "change": change,
-        "binary": binary,
-        "rows": [] if binary else side_by_side(change.before, change.after),
+        "file_line": _file_line(change),
         "undone_by": change.undone_by.order_by("-id"),
+        **_what_changed(change),
     }
     return render(request, "knowledge/change_detail.html", context)
 

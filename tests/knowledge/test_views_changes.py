@@ -9,6 +9,7 @@ from knowledge.memory_store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, ReviewRun
 from knowledge.provenance import Provenance
 from knowledge.skills import SkillStore
+from knowledge.views.changes import entry_changes
 from tests.knowledge.test_views_memory import HOSTILE, assert_inert
 
 pytestmark = pytest.mark.django_db
@@ -43,13 +44,53 @@ def test_filters_by_kind_actor_and_review(auth_client, home):
     assert "0 changes" in auth_client.get("/changes/?review=abc").content.decode()
 
 
-def test_detail_shows_a_side_by_side_diff(auth_client, home):
+def test_memory_detail_lists_entries_added_removed_and_changed_without_separators(auth_client, home):
     MemoryStore().add("memory", "alpha", AGENT)
-    MemoryStore().replace("memory", "alpha", "alpha beta", AGENT)
+    MemoryStore().add("memory", "gone soon", AGENT)
+    store = MemoryStore()
+    store.apply(
+        "memory",
+        [
+            {"action": "replace", "old_text": "alpha", "content": "alpha beta"},
+            {"action": "remove", "old_text": "gone soon"},
+            {"action": "add", "content": "brand new"},
+        ],
+        AGENT,
+    )
     change = KnowledgeChange.objects.order_by("-id").first()
     html = auth_client.get(f"/changes/{change.pk}/").content.decode()
-    assert 'class="diff-replace"' in html
-    assert '<td class="diff-left">alpha</td>' in html and '<td class="diff-right">alpha beta</td>' in html
+    assert "§" not in html
+    assert 'class="entry-change entry-changed"' in html and "alpha beta" in html
+    assert '<del class="entry-text">gone soon</del>' in html
+    assert '<span class="badge good">added</span> <span class="entry-text">brand new</span>' in html
+
+
+def test_entry_changes_pairs_replacements_and_keeps_the_rest_apart():
+    before = "kept\n§\nuses docker daily\n§\nlikes tea"
+    after = "kept\n§\nuses podman daily\n§\nwrites Rust\n§\nlives in Lyon"
+    assert [(e.kind, e.before, e.after) for e in entry_changes(before, after)] == [
+        ("changed", "uses docker daily", "uses podman daily"),
+        ("removed", "likes tea", ""),
+        ("added", "", "writes Rust"),
+        ("added", "", "lives in Lyon"),
+    ]
+
+
+def test_skill_detail_shows_a_side_by_side_diff(auth_client, home):
+    SkillStore().create("s1", "---\nname: s1\ndescription: d\n---\nold body\n", prov=AGENT)
+    SkillStore().edit("s1", "---\nname: s1\ndescription: d\n---\nnew body\n", prov=AGENT)
+    change = KnowledgeChange.objects.order_by("-id").first()
+    html = auth_client.get(f"/changes/{change.pk}/").content.decode()
+    assert '<td class="diff-left">old body</td>' in html and '<td class="diff-right">new body</td>' in html
+
+
+def test_disabling_a_skill_says_so_instead_of_an_empty_diff(auth_client, home):
+    SkillStore().create("s1", "---\nname: s1\ndescription: d\n---\nbody\n", prov=AGENT)
+    SkillStore().disable("s1", prov=Provenance(actor="user"))
+    change = KnowledgeChange.objects.order_by("-id").first()
+    html = auth_client.get(f"/changes/{change.pk}/").content.decode()
+    assert "Turned off: the skill is left out of the prompt" in html
+    assert "No difference in text" not in html and "<dd>unchanged</dd>" in html
 
 
 def test_undo_one_change_restores_the_file_byte_exactly_and_is_recorded(auth_client, home):
