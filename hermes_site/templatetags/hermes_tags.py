@@ -7,6 +7,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from hermes_site.rendering import highlight_snippet, render_markdown
+from knowledge.models import PendingWrite
 from knowledge.threat_normalize import char_label, is_hidden, tag_text
 
 register = template.Library()
@@ -40,3 +41,9 @@ def show_hidden_filter(text: str) -> SafeString:
         title = f"hidden text: {spelled}" if spelled else ", ".join(char_label(ch) for ch in chars[:8])
         parts.append(f'<mark class="hidden-char" title="{escape(title)}">{markers}</mark>')
     return mark_safe("".join(parts))
+
+
+@register.inclusion_tag("_nav_badge.html")
+def pending_badge() -> dict[str, int]:
+    """How many review writes wait for approval, for the nav (one COUNT per page)."""
+    return {"count": PendingWrite.objects.filter(status="pending").count()}

@@ -60,7 +60,7 @@ def review_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run": run,
         "changes": changes,
         "undone": changes.filter(undone_by__isnull=False).exists(),
-        "pending": PendingWrite.objects.filter(review=run).order_by("id"),
+        "pending": [(p, outcome(p)) for p in PendingWrite.objects.filter(review=run).order_by("id")],
     }
     return render(request, "knowledge/review_detail.html", context)
 
@@ -165,30 +165,57 @@ def _edited_arguments(request: HttpRequest, item: PendingWrite) -> dict[str, Any
     return None
 
 
-def _report(request: HttpRequest, item: PendingWrite, decided: bool) -> None:
-    if not decided:
-        messages.warning(request, f"#{item.pk} was already decided ({item.status}); nothing was done.")
-    elif item.status == "approved":
-        messages.success(request, f"Approved #{item.pk}: {_result_message(item.result)}")
-    elif item.status == "failed":
-        messages.error(request, f"#{item.pk} could not be applied: {_result_message(item.result)}")
-    else:
-        messages.info(request, f"Rejected #{item.pk}.")
+@dataclass(frozen=True)
+class Outcome:
+    """A decided write's result in plain words (the stored result is the tool's JSON)."""
+
+    label: str
+    tone: str  # badge colour: good | warn | bad
+    text: str
 
 
-def _result_message(result: str) -> str:
+def _result_data(result: str) -> dict[str, Any]:
     try:
         data = json.loads(result)
     except json.JSONDecodeError:
-        return result
-    return str(data.get("message") or data.get("error") or result) if isinstance(data, dict) else result
+        return {"message": result}
+    return data if isinstance(data, dict) else {"message": result}
+
+
+def outcome(item: PendingWrite) -> Outcome:
+    data = _result_data(item.result)
+    said = str(data.get("message") or data.get("error") or "").strip().rstrip(".")
+    if item.status == "rejected":
+        return Outcome("rejected", "warn", "Rejected; nothing was written.")
+    if item.status == "failed":
+        return Outcome("failed", "bad", f"Not applied: {said}." if said else "Not applied.")
+    if item.status == "pending":
+        return Outcome("waiting", "warn", "Waiting for approval.")
+    if data.get("changed") is False:
+        return Outcome("no change", "warn", f"Approved, but there was nothing to save ({said}).")
+    return Outcome("saved", "good", f"Approved and saved: {said}." if said else "Approved and saved.")
+
+
+def _report(request: HttpRequest, item: PendingWrite, decided: bool) -> None:
+    result = outcome(item)
+    if not decided:
+        messages.warning(request, f"#{item.pk} was already decided ({result.label}); nothing was done.")
+    elif result.label == "saved":
+        messages.success(request, f"Approved #{item.pk}: {_result_data(item.result).get('message', 'saved')}.")
+    elif result.label == "no change":
+        messages.info(request, f"#{item.pk}: {result.text}")
+    elif item.status == "failed":
+        messages.error(request, f"#{item.pk} could not be applied: {result.text.removeprefix('Not applied: ')}")
+    else:
+        messages.info(request, f"Rejected #{item.pk}.")
 
 
 @require_GET
 def pending_list(request: HttpRequest) -> HttpResponse:
     items = [preview(p) for p in PendingWrite.objects.filter(status="pending").select_related("session").order_by("id")]
     decided = PendingWrite.objects.exclude(status="pending").select_related("session").order_by("-decided_at")
-    context = {"nav": "reviews", "items": items, "count": len(items), "decided": decided[:RECENT_DECISIONS]}
+    recent = [(d, outcome(d)) for d in decided[:RECENT_DECISIONS]]
+    context = {"nav": "pending", "items": items, "count": len(items), "decided": recent}
     return render(request, "knowledge/pending.html", context)
 
 

@@ -172,3 +172,27 @@ def test_hostile_content_renders_inertly(auth_client, home, run):
         html = auth_client.get(url).content.decode()
         assert_inert(html)
         assert "alert(1)" in html
+
+
+def test_a_no_op_approval_says_nothing_needed_saving_in_plain_words(auth_client, home, run):
+    MemoryStore().add("memory", "Uses podman", USER)
+    item = stage("memory", {"target": "memory", "action": "add", "content": "Uses podman"}, run)
+    resp = auth_client.post(f"/pending/{item.pk}/approve/", follow=True)
+    html = resp.content.decode()
+    assert "Approved, but there was nothing to save (Entry already exists; nothing saved)." in html
+    assert '<span class="badge warn">no change</span>' in html
+    assert '"success"' not in html and "{&quot;" not in html  # no raw JSON anywhere on the page
+    html = auth_client.get(f"/reviews/{run.pk}/").content.decode()
+    assert "no change" in html and "&quot;success&quot;" not in html
+
+
+def test_nav_counts_waiting_writes_and_the_pending_page_is_the_current_one(auth_client, home, run):
+    assert 'id="pending-badge"' not in auth_client.get("/memory/").content.decode()
+    stage("memory", {"target": "memory", "action": "add", "content": "One"}, run)
+    stage("memory", {"target": "memory", "action": "add", "content": "Two"}, run)
+    assert (
+        'id="pending-badge" title="2 writes waiting for your approval">2<'
+        in auth_client.get("/memory/").content.decode()
+    )
+    html = auth_client.get("/pending/").content.decode()
+    assert 'href="/pending/" aria-current="page"' in html and 'href="/reviews/" aria-current' not in html
