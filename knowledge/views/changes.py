@@ -83,8 +83,14 @@ class EntryChange:
 
 
 # How alike an old and a new entry must be to count as one entry changed, not one removed
-# and another added.
+# and another added (an entry extended or shortened always counts as changed).
 SAME_ENTRY_RATIO = 0.6
+
+
+def _alike(old: str, new: str) -> float:
+    if old in new or new in old:
+        return 1.0
+    return difflib.SequenceMatcher(a=old, b=new, autojunk=False).ratio()
 
 
 def _pair(old: list[str], new: list[str]) -> list[EntryChange]:
@@ -92,7 +98,7 @@ def _pair(old: list[str], new: list[str]) -> list[EntryChange]:
     out: list[EntryChange] = []
     unpaired = list(new)
     for text in old:
-        scored = [(difflib.SequenceMatcher(a=text, b=n, autojunk=False).ratio(), n) for n in unpaired]
+        scored = [(_alike(text, n), n) for n in unpaired]
         best = max(scored, default=(0.0, ""))
         if best[0] >= SAME_ENTRY_RATIO:
             unpaired.remove(best[1])

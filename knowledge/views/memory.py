@@ -14,6 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from knowledge.memory_ops import ENTRY_DELIMITER
 from knowledge.memory_store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
@@ -36,6 +37,7 @@ class EntryView:
     draft: str = ""
     error: str = ""
     usage: str = ""
+    others: int = 0  # characters the file holds besides this entry (for the live counter)
 
 
 @dataclass
@@ -64,6 +66,19 @@ class Panel:
     def warn_at(self) -> int:
         return int(WARN_RATIO * self.limit)
 
+    @property
+    def used_before_add(self) -> int:
+        """Characters already used, counting the separator a new entry would bring."""
+        return self.chars + (len(ENTRY_DELIMITER) if self.entries else 0)
+
+
+def over_limit_message(label: str, projected: int, limit: int) -> str:
+    """The store's refusal is worded for the agent ("use action 'replace' ... retry"); this is for a person."""
+    return (
+        f"Too long to save: {label} holds at most {limit:,} characters, and this would make it {projected:,} "
+        f"({projected - limit:,} over). Shorten this entry, or edit or delete other entries first. Nothing was saved."
+    )
+
 
 def entry_origins(target: str, entries: list[str]) -> dict[str, KnowledgeChange]:
     """entry text -> the latest change whose `after` has the entry and whose `before` did not."""
@@ -90,7 +105,9 @@ def build_panel(store: MemoryStore, target: str, **state: Any) -> Panel:
     flags = {f.index: f.hit for f in store.flagged_entries(target)}
     origins = entry_origins(target, texts)
     chars, limit = store.usage(target)
-    entries = [EntryView(target, i, t, flags.get(i), origins.get(t)) for i, t in enumerate(texts)]
+    entries = [
+        EntryView(target, i, t, flags.get(i), origins.get(t), others=chars - len(t)) for i, t in enumerate(texts)
+    ]
     entry_state: Mapping[str, Any] = state.pop("entry", {})
     if entry_state and 0 <= entry_state["index"] < len(entries):
         for key, value in entry_state.items():
@@ -163,22 +180,31 @@ def entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
 def add_entry(request: HttpRequest, target: str) -> HttpResponse:
     store = _store_for(target)
     text = form_text(request, "content")
+    chars, limit = store.usage(target)
     result = store.add_entry(target, text, USER)
     if result["success"]:
         return _respond(request, store, target, True, message=result["message"])
-    return _respond(
-        request, store, target, False, add_error=result["error"], add_usage=result.get("usage", ""), add_draft=text
-    )
+    error = str(result["error"])
+    projected = chars + (len(ENTRY_DELIMITER) if chars else 0) + len(text.strip())
+    if projected > limit:
+        error = over_limit_message(store.spec(target).label, projected, limit)
+    return _respond(request, store, target, False, add_error=error, add_usage=result.get("usage", ""), add_draft=text)
 
 
 @require_POST
 def edit_entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
     store = _store_for(target)
     text = form_text(request, "content")
+    chars, limit = store.usage(target)
+    entries = store.entries(target)
     result = store.edit_entry(target, index, text, USER, expected=_expected(request))
     if result["success"]:
         return _respond(request, store, target, True, message=result["message"])
-    state = {"editing": True, "draft": text, "error": result["error"], "usage": result.get("usage", "")}
+    error = str(result["error"])
+    projected = chars - (len(entries[index]) if index < len(entries) else 0) + len(text.strip())
+    if projected > limit:
+        error = over_limit_message(store.spec(target).label, projected, limit)
+    state = {"editing": True, "draft": text, "error": error, "usage": result.get("usage", "")}
     return _respond(request, store, target, False, entry={"index": index, **state}, message="")
 
 

@@ -12,6 +12,30 @@
     });
   });
 
+  // A live character count under memory textareas: what the file would hold after saving,
+  // so a too-long entry is visible while typing, not only after Save (issue 13, defect 6).
+  function count(area) {
+    const out = document.getElementById(area.getAttribute("aria-describedby") || "");
+    if (!out) return;
+    const limit = parseInt(area.getAttribute("data-char-limit"), 10);
+    const used = parseInt(area.getAttribute("data-char-used"), 10);
+    const typed = area.value.replace(/\r\n/g, "\n").trim().length;
+    const total = used + typed;
+    out.classList.toggle("over", total > limit);
+    out.textContent = total > limit
+      ? typed + " characters: " + (total - limit) + " over the limit of " + limit + ". Shorten it, or make room by editing other entries."
+      : typed + " characters · " + (limit - total) + " of " + limit + " left";
+  }
+  function countAll(root) {
+    (root || document).querySelectorAll("textarea[data-char-limit]").forEach(count);
+  }
+  document.addEventListener("input", function (ev) {
+    if (ev.target.matches && ev.target.matches("textarea[data-char-limit]")) count(ev.target);
+  });
+  document.addEventListener("htmx:afterSwap", function () { countAll(); });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { countAll(); });
+  else countAll();
+
   // After htmx swaps in an edit form, put the cursor in its textarea (keyboard users land on it).
   document.addEventListener("htmx:afterSwap", function (ev) {
     const field = ev.detail.target && ev.detail.target.querySelector

@@ -90,11 +90,18 @@ def test_over_limit_edit_is_refused_with_the_usage(page: Page, daphne_server, sc
     panel = page.locator("#memory-memory")
     expect(panel).to_have_class(re.compile("usage-warn"))
     panel.locator("#entry-memory-1").get_by_role("button", name="Edit").click()
+    counter = panel.locator("#entry-memory-1 .char-counter")
+    expect(counter).to_have_text("10 characters · 87 of 2200 left")  # counted while typing, before Save
     panel.locator("#entry-memory-1 textarea").fill("b" * 300)
+    expect(counter).to_have_text(re.compile(r"^300 characters: 203 over the limit of 2200\."))
+    expect(counter).to_have_class(re.compile("over"))
     panel.get_by_role("button", name="Save").click()
     error = panel.locator("#entry-memory-1 [role=alert]")
-    expect(error).to_contain_text("2113/2200 chars")
-    expect(error).to_contain_text("over the limit")
+    expect(error).to_have_text(
+        "Too long to save: Memory holds at most 2,200 characters, and this would make it 2,403 (203 over). "
+        "Shorten this entry, or edit or delete other entries first. Nothing was saved."
+    )
+    expect(panel.locator("#entry-memory-1")).to_contain_text("2113/2200 chars")
     expect(panel.locator("#entry-memory-1 textarea")).to_have_value("b" * 300)
     assert path.read_bytes() == before
     screenshot("memory-over-limit", page)
@@ -218,7 +225,9 @@ def test_undo_of_a_review_restores_both_files_exactly(page: Page, daphne_server,
     page.goto(f"/changes/?review={review_id}")
     screenshot("changes", page)
     page.locator(".change-row a").first.click()
-    expect(page.locator("table.diff")).to_be_visible()
+    # Memory changes read as entries, not as lines with the file's separators.
+    expect(page.locator(".entry-changes .entry-change")).to_have_count(1)
+    expect(page.locator(".entry-changes")).not_to_contain_text("§")
     screenshot("change-detail", page)
 
 

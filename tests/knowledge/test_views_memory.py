@@ -102,8 +102,21 @@ def test_over_limit_edit_is_refused_with_the_usage(auth_client, home):
     resp = auth_client.post("/memory/user/0/edit/", {"content": "x" * 60, "expected": "short"}, **HX)
     html = resp.content.decode()
     assert mem(home, "USER.md").read_bytes() == before
-    assert "over the limit" in html and "18/40 chars" in html
+    # Words for a person, not the agent's instructions ("use action 'replace' ... retry in this turn").
+    assert "Too long to save: User profile holds at most 40 characters, and this would make it 73 (33 over)." in html
+    assert "action" not in html.split("Too long to save")[1].split("</p>")[0] and "18/40 chars" in html
     assert "x" * 60 in html  # the draft stays in the textarea
+    # The live counter knows what the rest of the file uses: 18 chars minus "short" (5) = 13.
+    assert 'data-char-limit="40" data-char-used="13"' in html
+
+
+def test_over_limit_add_is_refused_in_plain_words(auth_client, home):
+    write_config(home, "memory:\n  user_char_limit: 40\n")
+    write_raw(home, "USER.md", ["short", "also short"])
+    resp = auth_client.post("/memory/user/add/", {"content": "y" * 30}, **HX)
+    html = resp.content.decode()
+    assert "this would make it 51 (11 over). Shorten this entry, or edit or delete other entries first." in html
+    assert 'data-char-limit="40" data-char-used="21"' in html  # 18 used + the 3-character separator
 
 
 def test_hostile_entry_is_refused(auth_client, home):
