@@ -178,3 +178,12 @@ def test_chat_page_says_once_when_the_model_cannot_call_tools(auth_client, llm):
     assert [f["type"] for f in frames].count("notice") == 1
     body = auth_client.get(f"/c/{session.pk}/").content.decode()
     assert 'id="model-limits"' in body and "This model cannot call tools" in body
+
+
+def test_an_unknown_address_gets_a_page_with_the_navigation(auth_client, settings):
+    settings.DEBUG = False
+    resp = auth_client.get("/c/no-such-chat/")
+    assert resp.status_code == 404
+    body = resp.content.decode()
+    assert 'nav aria-label="Main"' in body and "Back to the chat" in body and "/c/no-such-chat/" in body
+
