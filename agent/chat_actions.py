@@ -6,12 +6,12 @@ The browser calls these with fetch and shows any `error` it gets back in plain w
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
-from agent import branching, chat_export, chat_service
+from agent import branching, chat_export, chat_service, titles
 from agent.llm import LLMError, client_from_config
 from hermes_site import config as hermes_config
 from knowledge.models import ChatSession
@@ -101,3 +101,17 @@ def export_markdown(request: HttpRequest, session_id: str) -> HttpResponse:
 def export_json(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
     return _download(chat_export.as_json(session), session, "json", "application/json")
+
+
+@require_POST
+def suggest_title(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The rename form again, filled with the model's suggestion (saved only when the person saves)."""
+    session = get_object_or_404(ChatSession, pk=session_id)
+    context: dict[str, object] = {"session": session}
+    try:
+        context["suggested"] = titles.suggest_title(session)
+    except titles.NothingToTitle as exc:
+        context["error"] = str(exc)
+    except LLMError as exc:
+        context["error"] = f"No suggestion: {exc.message}"
+    return render(request, "chat/_rename_form.html", context)

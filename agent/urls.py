@@ -11,6 +11,7 @@ urlpatterns = [
     path("c/<str:session_id>/delete/", views.delete, name="chat_delete"),
     path("c/<str:session_id>/fork/", chat_actions.fork, name="chat_fork"),
     path("c/<str:session_id>/regenerate/", chat_actions.regenerate, name="chat_regenerate"),
+    path("c/<str:session_id>/suggest-title/", chat_actions.suggest_title, name="chat_suggest_title"),
     path("c/<str:session_id>/model/", chat_actions.set_model, name="chat_model"),
     path("c/<str:session_id>/export.md", chat_actions.export_markdown, name="chat_export_md"),
     path("c/<str:session_id>/export.json", chat_actions.export_json, name="chat_export_json"),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent import chat_service
+from agent import chat_service, titles
 from agent.models import ChatSession, Message
+from tests.fakellm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -74,3 +75,22 @@ def test_exports_are_downloads_named_after_the_chat(auth_client, chat):
     assert "question" in resp.content.decode() and "answer" in resp.content.decode()
     resp = auth_client.get(f"/c/{chat.pk}/export.json")
     assert resp["Content-Type"].startswith("application/json") and resp.json()["messages"][1]["content"] == "answer"
+
+
+def test_the_model_suggests_a_plain_title_without_saving_it(auth_client, chat, llm):
+    llm.push(Reply(text='"**Deploying** to staging."'))
+    html = auth_client.post(f"/c/{chat.pk}/suggest-title/").content.decode()
+    assert 'value="Deploying to staging"' in html
+    request = llm.requests[-1]
+    assert "tools" not in request and request["messages"][0]["content"] == titles.TITLE_PROMPT
+    assert "user: question" in request["messages"][1]["content"]
+    chat.refresh_from_db()
+    assert chat.title == ""  # only Save saves
+
+
+def test_a_title_suggestion_failure_is_said_in_the_form(auth_client, chat, llm):
+    llm.default = lambda body: Reply(status=500, error_message="model down")  # retries fail too
+    html = auth_client.post(f"/c/{chat.pk}/suggest-title/").content.decode()
+    assert 'role="alert">No suggestion:' in html and 'value="New chat"' in html
+    empty = chat_service.create_session()
+    assert "Nothing to title yet" in auth_client.post(f"/c/{empty.pk}/suggest-title/").content.decode()

@@ -8,6 +8,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
+from agent.titles import TITLE_PROMPT
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
 from tests.fakellm import Reply, last_user_text
 
@@ -145,3 +146,19 @@ def test_export_downloads_markdown_and_json_with_every_message(page, llm, daphne
     data = json.loads(json_download.value.path().read_text(encoding="utf-8"))
     assert [m["content"] for m in data["messages"]] == stored
     assert [m["role"] for m in data["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+def test_the_model_suggests_a_title_that_the_person_saves(page, llm, daphne_server):
+    session_id = fresh_chat(page)
+    llm.when(lambda body: body["messages"][0]["content"] == TITLE_PROMPT, Reply(text="Staging deploy checklist"))
+    send(page, "how do I **deploy** to `staging`?")
+    wait_idle(page, 1)
+    expect(page.locator("#chat-title-text")).to_have_text("how do I deploy to staging?")  # plain words
+    page.click("#chat-title button")
+    page.click(".rename-form .suggest-title")
+    expect(page.locator(".rename-form input")).to_have_value("Staging deploy checklist")
+    page.click(".rename-form button[type=submit]")
+    expect(page.locator("#chat-title-text")).to_have_text("Staging deploy checklist")
+    assert daphne_server.query("select title from agent_chatsession where id=?", session_id) == [
+        ("Staging deploy checklist",)
+    ]

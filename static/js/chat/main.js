@@ -142,7 +142,7 @@ function start(root) {
   document.addEventListener("keydown", function (ev) {
     if (ev.key !== "Escape" || ev.defaultPrevented) return;
     if (actions.cancelOpenEdit()) return;
-    const renameCancel = document.querySelector("#chat-title .rename-form button[type=button]");
+    const renameCancel = document.querySelector("#chat-title .rename-form button[hx-get]");
     if (renameCancel) {
       renameCancel.click();
       return;
