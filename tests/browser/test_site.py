@@ -33,3 +33,9 @@ def test_an_unknown_address_shows_the_navigation_and_a_way_back(page: Page):
     expect(page.get_by_role("navigation", name="Main")).to_be_visible()
     page.get_by_role("link", name="Back to the chat").click()
     page.wait_for_selector('#chat[data-connected="1"]')
+
+
+def test_a_refused_notification_socket_goes_to_the_login_page_instead_of_retrying(page: Page):
+    page.route_web_socket("**/ws/notify/", lambda ws: ws.close(code=4403, reason="wrong origin"))
+    page.goto("/memory/")
+    page.wait_for_url(lambda url: "/login?" in url and "memory" in url)
