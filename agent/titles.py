@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agent.llm import client_from_config
-from agent.models import ChatSession, Message
 from hermes_site import config as hermes_config
 from hermes_site.rendering import plain_text
+from knowledge.models import ChatSession, Message
 
 TITLE_PROMPT = (
     "Write a short title (at most six words) for the conversation below, in the language it is written in. "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent import branching, chat_service
-from agent.models import ChatSession, Message
+from knowledge.models import ChatSession, Message
 from knowledge.search import search_sessions
 
 pytestmark = pytest.mark.django_db(transaction=True)

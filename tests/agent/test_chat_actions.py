@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent import chat_service, titles
-from agent.models import ChatSession, Message
+from knowledge.models import ChatSession, Message
 from tests.fakellm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)

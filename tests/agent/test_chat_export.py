@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent import chat_export, chat_service
-from agent.models import Message
+from knowledge.models import Message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -62,7 +62,7 @@ def test_edit_and_resend_forks_and_both_branches_stay_reachable(page, llm, daphn
     expect(page.locator(".msg-user .md")).to_have_text(["first question, edited"])
     expect(page.locator(".msg-assistant .md")).to_have_text(["answer to first question, edited"])
     fork = str(page.get_attribute("#chat", "data-session"))
-    assert daphne_server.query("select parent_id from agent_chatsession where id=?", fork) == [(first,)]
+    assert daphne_server.query("select parent_id from knowledge_chatsession where id=?", fork) == [(first,)]
     # The earlier branch is one click away, whole, and links back to the new one.
     page.click(".branches .branch-parent")
     expect(page.locator(".msg-user .md")).to_have_text(["first question", "second question"])
@@ -108,7 +108,9 @@ def test_the_chat_uses_the_model_chosen_from_the_servers_list_or_typed(page, llm
     send(page, "and now?")
     wait_idle(page, 2)
     assert llm.requests[-1]["model"] == "my-own-model:7b"
-    assert daphne_server.query("select model from agent_chatsession where id=?", session_id) == [("my-own-model:7b",)]
+    assert daphne_server.query("select model from knowledge_chatsession where id=?", session_id) == [
+        ("my-own-model:7b",)
+    ]
 
 
 def test_a_server_that_lists_no_models_says_so_and_a_name_can_still_be_typed(page, llm):
@@ -130,7 +132,7 @@ def test_export_downloads_markdown_and_json_with_every_message(page, llm, daphne
     stored = [
         content
         for (content,) in daphne_server.query(
-            "select content from agent_message where session_id=? order by id", session_id
+            "select content from knowledge_message where session_id=? order by id", session_id
         )
     ]
     assert len(stored) == 4
@@ -159,6 +161,6 @@ def test_the_model_suggests_a_title_that_the_person_saves(page, llm, daphne_serv
     expect(page.locator(".rename-form input")).to_have_value("Staging deploy checklist")
     page.click(".rename-form button[type=submit]")
     expect(page.locator("#chat-title-text")).to_have_text("Staging deploy checklist")
-    assert daphne_server.query("select title from agent_chatsession where id=?", session_id) == [
+    assert daphne_server.query("select title from knowledge_chatsession where id=?", session_id) == [
         ("Staging deploy checklist",)
     ]

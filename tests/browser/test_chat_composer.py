@@ -41,7 +41,7 @@ def test_attached_text_file_reaches_the_model_is_stored_and_searchable(page, llm
     page.reload()
     expect(page.locator(".msg-user strong")).to_have_text("crash.log")
     expect(page.locator(".msg-user pre")).to_contain_text("zorbleflux overflow in queue <main>")
-    stored = daphne_server.query("select content from agent_message where session_id=? and role='user'", session_id)
+    stored = daphne_server.query("select content from knowledge_message where session_id=? and role='user'", session_id)
     assert LOG.strip() in stored[0][0]
     page.fill("#chat-search", "zorbleflux")
     expect(page.locator(f'#session-list a[href^="/c/{session_id}/"]')).to_have_count(1)
@@ -69,7 +69,7 @@ def test_escape_stops_the_stream_and_reload_still_shows_it_stopped(page, llm, da
     expect(page.locator(".turn-note.stopped")).to_have_text("Stopped. What was written so far is kept.")
     page.wait_for_selector('#chat[data-busy="0"]')
     assert daphne_server.query(
-        "select finish_reason from agent_message where session_id=? and role='assistant'", session_id
+        "select finish_reason from knowledge_message where session_id=? and role='assistant'", session_id
     ) == [("interrupted",)]
     page.reload()
     expect(page.locator(".turn-note.stopped")).to_have_text("Stopped. What was written so far is kept.")
