@@ -9,12 +9,10 @@ function toolCard(frame) {
   card.setAttribute("data-call-id", frame.call_id);
   const summary = card.appendChild(el("summary"));
   summary.appendChild(el("span", "tool-icon", "⚙"));
-  summary.appendChild(document.createTextNode(" "));
-  summary.appendChild(el("span", "tool-name", frame.name));
-  summary.appendChild(document.createTextNode(" "));
-  summary.appendChild(el("span", "tool-status", "running…"));
-  summary.appendChild(document.createTextNode(" "));
-  summary.appendChild(el("span", "tool-duration", ""));
+  [["tool-name", frame.name], ["tool-status", "running…"], ["tool-duration", ""]].forEach(function (part) {
+    summary.appendChild(document.createTextNode(" "));
+    summary.appendChild(el("span", part[0], part[1]));
+  });
   const body = card.appendChild(el("div", "tool-body"));
   body.appendChild(el("div", "tool-label", "Arguments"));
   body.appendChild(el("pre", "tool-args", pretty(frame.arguments)));
@@ -23,166 +21,181 @@ function toolCard(frame) {
   return card;
 }
 
-// ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame)}
-export function makeTurns(ui) {
-  let turn = null; // {segment, thinking, cards} while a turn's frames arrive
-  let pendingUser = null; // the user's bubble until the server confirms the turn started
-  let lastText = "";
+// Frame type -> method of TurnView (a registry, mirroring the server's protocol).
+const HANDLERS = {
+  turn_started: "started", reasoning: "reasoning", delta: "delta", tool_started: "toolStarted",
+  tool_finished: "toolFinished", done: "done", error: "error", saved: "saved", ready: "ready",
+};
 
-  function append(node) {
-    const empty = document.getElementById("chat-empty");
-    if (empty) empty.remove();
-    return ui.scroller.keep(function () { return ui.messages.appendChild(node); });
+// ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame)}
+export class TurnView {
+  constructor(ui) {
+    this.ui = ui;
+    this.turn = null; // {segment, thinking, cards} while a turn's frames arrive
+    this.pendingUser = null; // the user's bubble until the server confirms the turn started
+    this.lastText = "";
   }
 
-  function addUser(text) {
+  handle(frame) {
+    const method = HANDLERS[frame.type];
+    if (method) this[method](frame);
+  }
+
+  append(node) {
+    const empty = document.getElementById("chat-empty");
+    if (empty) empty.remove();
+    const messages = this.ui.messages;
+    return this.ui.scroller.keep(function () { return messages.appendChild(node); });
+  }
+
+  addUser(text) {
     const bubble = el("div", "msg msg-user");
     bubble.setAttribute("data-source", text);
     bubble.appendChild(el("div", "md plain", text));
-    return append(bubble);
+    return this.append(bubble);
   }
 
-  function textSegment() {
-    if (!turn.segment) {
+  // The user's message is on its way: show it at once, and remember it for a retry.
+  sending(text) {
+    this.lastText = text;
+    this.pendingUser = this.addUser(text);
+  }
+
+  textSegment() {
+    if (!this.turn.segment) {
       const bubble = el("div", "msg msg-assistant streaming");
-      turn.segment = bubble.appendChild(el("div", "md plain"));
-      append(bubble);
+      this.turn.segment = bubble.appendChild(el("div", "md plain"));
+      this.append(bubble);
     }
-    return turn.segment;
+    return this.turn.segment;
   }
 
-  function endSegment() {
-    if (!turn || !turn.segment) return;
-    const bubble = turn.segment.parentNode;
+  endSegment() {
+    if (!this.turn || !this.turn.segment) return;
+    const bubble = this.turn.segment.parentNode;
     bubble.classList.remove("streaming");
-    if (!bubble.hasAttribute("data-source")) bubble.setAttribute("data-source", turn.segment.textContent);
-    ui.decorate(bubble);
+    if (!bubble.hasAttribute("data-source")) bubble.setAttribute("data-source", this.turn.segment.textContent);
+    this.ui.decorate(bubble);
   }
 
-  function note(text, cls) {
-    return append(el("div", "turn-note " + (cls || ""), text));
+  note(text, cls) {
+    return this.append(el("div", "turn-note " + (cls || ""), text));
   }
 
-  function showError(frame) {
+  showError(frame) {
     const box = el("div", "msg msg-error");
     box.setAttribute("role", "alert");
     box.appendChild(el("span", "error-text", frame.error));
     if (frame.retry) {
-      const text = lastText;
+      const text = this.lastText;
+      const resend = this.ui.resend;
       box.appendChild(document.createTextNode(" "));
       box.appendChild(button("Retry", "retry", function () {
         box.remove();
-        ui.resend(text);
+        resend(text);
       }));
     }
-    append(box);
+    this.append(box);
   }
 
-  const handlers = {
-    turn_started: function (f) {
-      turn = { segment: null, thinking: null, cards: {} };
-      if (f.mirrored) {
-        // Sent from another tab on this chat: show it here too, and wait for the turn to end.
-        const bubble = addUser(f.text);
-        bubble.id = "m" + f.message_id;
-        bubble.setAttribute("data-message-id", f.message_id);
-        ui.decorate(bubble);
-        ui.setBusy(true);
-        return;
-      }
-      if (pendingUser) {
-        pendingUser.id = "m" + f.message_id;
-        pendingUser.setAttribute("data-message-id", f.message_id);
-        ui.decorate(pendingUser);
-      }
-      pendingUser = null;
-    },
-    reasoning: function (f) {
-      if (!turn) return;
-      if (!turn.thinking) {
-        const box = el("details", "thinking");
-        box.appendChild(el("summary", null, "Thinking"));
-        turn.thinking = box.appendChild(el("div", "thinking-text"));
-        append(box);
-      }
-      turn.thinking.appendChild(document.createTextNode(f.text));
-    },
-    delta: function (f) {
-      if (!turn) return;
-      ui.scroller.keep(function () { textSegment().appendChild(document.createTextNode(f.text)); });
-    },
-    tool_started: function (f) {
-      if (!turn) return;
-      endSegment();
-      turn.segment = null; // text after the tool call starts a new block
-      turn.thinking = null;
-      turn.cards[f.call_id] = append(toolCard(f));
-    },
-    tool_finished: function (f) {
-      const card = turn && turn.cards[f.call_id];
-      if (!card) return;
-      card.classList.remove("running");
-      card.classList.toggle("tool-failed", !f.ok);
-      card.querySelector(".tool-status").textContent = f.ok ? "ok" : "failed";
-      card.querySelector(".tool-duration").textContent = Number(f.duration).toFixed(2) + " s";
-      card.querySelector(".tool-result").textContent = pretty(f.result);
-    },
-    done: function (f) {
-      if (!turn) return;
-      if (f.final_html && !f.interrupted) {
-        const seg = textSegment();
-        seg.parentNode.setAttribute("data-source", seg.textContent);
-        ui.scroller.keep(function () {
-          seg.innerHTML = f.final_html; // sanitised by the server's renderer (nh3)
-          seg.classList.remove("plain");
-        });
-      }
-      endSegment();
-      if (f.interrupted) note("Stopped. What was written so far is kept.", "stopped");
-      if (f.hit_limit) note("Stopped at the limit of model calls for one turn.", "stopped");
-      lastText = "";
-    },
-    error: function (f) {
-      endSegment();
-      if (f.mirrored) {
-        showError({ error: f.error }); // the retry belongs to the tab that sent it
-        return;
-      }
-      if (!turn && pendingUser) {
-        // Refused before the turn began: nothing was stored, so take the bubble back.
-        pendingUser.remove();
-        pendingUser = null;
-      }
-      if (!ui.input.value && lastText) ui.input.value = lastText; // nothing typed is lost
-      // A refused frame (no "retry" key) is not followed by "ready": unlock the input here.
-      if (!turn && f.retry === undefined) ui.setBusy(false);
-      showError(f);
-    },
-    saved: function (f) { ui.onSaved(f); },
-    ready: function () {
-      turn = null;
-      ui.setBusy(false);
-    },
-    stopping: function () {},
-    pong: function () {},
-  };
+  // The server keeps running the turn and stores it; a reload shows the rest.
+  lost() {
+    this.endSegment();
+    this.note("Connection lost while the answer was being written; reload to see all of it.", "stopped");
+    this.turn = null;
+  }
 
-  return {
-    handle: function (frame) {
-      const handler = handlers[frame.type];
-      if (handler) handler(frame);
-    },
-    // The user's message is on its way: show it at once, and remember it for a retry.
-    sending: function (text) {
-      lastText = text;
-      pendingUser = addUser(text);
-    },
-    lost: function () {
-      // The server keeps running the turn and stores it; a reload shows the rest.
-      endSegment();
-      note("Connection lost while the answer was being written; reload to see all of it.", "stopped");
-      turn = null;
-    },
-    showError,
-  };
+  started(f) {
+    this.turn = { segment: null, thinking: null, cards: {} };
+    let bubble = null;
+    if (f.mirrored) {
+      bubble = this.addUser(f.text); // sent from another tab on this chat
+    } else {
+      bubble = this.pendingUser;
+      this.pendingUser = null;
+    }
+    if (bubble) {
+      bubble.id = "m" + f.message_id;
+      bubble.setAttribute("data-message-id", f.message_id);
+      this.ui.decorate(bubble);
+    }
+    if (f.mirrored) this.ui.setBusy(true); // and wait here for the turn to end
+  }
+
+  reasoning(f) {
+    if (!this.turn) return;
+    if (!this.turn.thinking) {
+      const box = el("details", "thinking");
+      box.appendChild(el("summary", null, "Thinking"));
+      this.turn.thinking = box.appendChild(el("div", "thinking-text"));
+      this.append(box);
+    }
+    this.turn.thinking.appendChild(document.createTextNode(f.text));
+  }
+
+  delta(f) {
+    if (!this.turn) return;
+    const self = this;
+    this.ui.scroller.keep(function () { self.textSegment().appendChild(document.createTextNode(f.text)); });
+  }
+
+  toolStarted(f) {
+    if (!this.turn) return;
+    this.endSegment();
+    this.turn.segment = null; // text after the tool call starts a new block
+    this.turn.thinking = null;
+    this.turn.cards[f.call_id] = this.append(toolCard(f));
+  }
+
+  toolFinished(f) {
+    const card = this.turn && this.turn.cards[f.call_id];
+    if (!card) return;
+    card.classList.remove("running");
+    card.classList.toggle("tool-failed", !f.ok);
+    card.querySelector(".tool-status").textContent = f.ok ? "ok" : "failed";
+    card.querySelector(".tool-duration").textContent = Number(f.duration).toFixed(2) + " s";
+    card.querySelector(".tool-result").textContent = pretty(f.result);
+  }
+
+  done(f) {
+    if (!this.turn) return;
+    if (f.final_html && !f.interrupted) {
+      const seg = this.textSegment();
+      seg.parentNode.setAttribute("data-source", seg.textContent);
+      this.ui.scroller.keep(function () {
+        seg.innerHTML = f.final_html; // sanitised by the server's renderer (nh3)
+        seg.classList.remove("plain");
+      });
+    }
+    this.endSegment();
+    if (f.interrupted) this.note("Stopped. What was written so far is kept.", "stopped");
+    if (f.hit_limit) this.note("Stopped at the limit of model calls for one turn.", "stopped");
+    this.lastText = "";
+  }
+
+  error(f) {
+    this.endSegment();
+    if (f.mirrored) {
+      this.showError({ error: f.error }); // the retry belongs to the tab that sent it
+      return;
+    }
+    if (!this.turn && this.pendingUser) {
+      // Refused before the turn began: nothing was stored, so take the bubble back.
+      this.pendingUser.remove();
+      this.pendingUser = null;
+    }
+    if (!this.ui.input.value && this.lastText) this.ui.input.value = this.lastText; // nothing typed is lost
+    // A refused frame (no "retry" key) is not followed by "ready": unlock the input here.
+    if (!this.turn && f.retry === undefined) this.ui.setBusy(false);
+    this.showError(f);
+  }
+
+  saved(f) {
+    this.ui.onSaved(f);
+  }
+
+  ready() {
+    this.turn = null;
+    this.ui.setBusy(false);
+  }
 }
