@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -25,7 +26,7 @@ from pygments.util import ClassNotFound
 _TAGS = {
     "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
     "h1", "h2", "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td",
-    "span", "div", "sup", "sub", "input",
+    "span", "div", "sup", "sub",
 }  # fmt: skip
 _ATTRS = {
     "a": {"href", "title"},
@@ -38,7 +39,6 @@ _ATTRS = {
     "li": {"class"},
     "th": {"class"},
     "td": {"class"},
-    "input": {"type", "checked", "disabled", "class"},
 }
 _SCHEMES = {"http", "https", "mailto"}
 MAX_RENDER_CHARS = 200_000
@@ -68,12 +68,22 @@ def _parser() -> MarkdownIt:
     return md
 
 
+def _task_boxes_as_text(children: list[Token]) -> None:
+    """Task-list boxes as ☑/☐ text instead of disabled form inputs, which have no label (an
+    accessibility error) and are the only raw HTML the parser would otherwise emit."""
+    for child in children:
+        if child.type == "html_inline" and "task-list-item-checkbox" in child.content:
+            child.type, child.content = "text", "☑" if "checked" in child.content else "☐"
+
+
 def render_markdown(text: str) -> str:
     """Markdown to safe HTML. Raw HTML in the input is shown as text, never interpreted."""
     md = _parser()
     env: dict[str, object] = {}
     tokens = md.parse((text or "")[:MAX_RENDER_CHARS], env)
     for token in tokens:
+        if token.type == "inline":
+            _task_boxes_as_text(token.children or [])
         # The table plugin aligns columns with style="text-align:x", which the CSP (no inline
         # styles) would refuse: a class says the same.
         style = token.attrGet("style") if token.type in ("th_open", "td_open") else None
@@ -83,19 +93,11 @@ def render_markdown(text: str) -> str:
     return clean_html(md.renderer.render(tokens, md.options, env))
 
 
-def _attribute_filter(tag: str, attr: str, value: str) -> str | None:
-    # Task-list boxes are the only inputs the renderer makes: keep them inert checkboxes.
-    if tag == "input" and attr == "type" and value != "checkbox":
-        return None
-    return value
-
-
 def clean_html(fragment: str) -> str:
     return nh3.clean(
         fragment,
         tags=_TAGS,
         attributes=_ATTRS,
-        attribute_filter=_attribute_filter,
         url_schemes=_SCHEMES,
         link_rel="noopener noreferrer nofollow",
     )
