@@ -186,4 +186,3 @@ def test_an_unknown_address_gets_a_page_with_the_navigation(auth_client, setting
     assert resp.status_code == 404
     body = resp.content.decode()
     assert 'nav aria-label="Main"' in body and "Back to the chat" in body and "/c/no-such-chat/" in body
-

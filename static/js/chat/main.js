@@ -136,7 +136,8 @@ class ChatPage {
       }
     });
     document.addEventListener("keydown", function (ev) {
-      if (ev.key === "Escape" && !ev.defaultPrevented) self.escape(ev);
+      // An open dialog (the shortcuts list) takes its own Escape.
+      if (ev.key === "Escape" && !ev.defaultPrevented && !document.querySelector("dialog[open]")) self.escape(ev);
     });
   }
 

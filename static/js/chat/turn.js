@@ -23,7 +23,7 @@ function toolCard(frame) {
 
 // Frame type -> method of TurnView (a registry, mirroring the server's protocol).
 const HANDLERS = {
-  turn_started: "started", reasoning: "reasoning", delta: "delta", tool_started: "toolStarted",
+  turn_started: "started", reasoning: "reasoning", notice: "notice", delta: "delta", tool_started: "toolStarted",
   tool_finished: "toolFinished", done: "done", error: "error", saved: "saved", ready: "ready",
 };
 
@@ -131,6 +131,11 @@ export class TurnView {
       this.append(box);
     }
     this.turn.thinking.appendChild(document.createTextNode(f.text));
+  }
+
+  // A feature the model server lacks, learned this turn (e.g. no tool calls): one line for the person.
+  notice(f) {
+    this.note(f.text, "notice");
   }
 
   delta(f) {
