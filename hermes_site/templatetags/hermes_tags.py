@@ -43,7 +43,7 @@ def show_hidden_filter(text: str) -> SafeString:
     return mark_safe("".join(parts))
 
 
-@register.inclusion_tag("_nav_badge.html")
-def pending_badge() -> dict[str, int]:
+@register.simple_tag
+def pending_count() -> int:
     """How many review writes wait for approval, for the nav (one COUNT per page)."""
-    return {"count": PendingWrite.objects.filter(status="pending").count()}
+    return PendingWrite.objects.filter(status="pending").count()
