@@ -67,13 +67,16 @@ export function makeSlashPicker(input, menu) {
   }
 
   input.addEventListener("input", async function () {
-    const m = /^\/([a-z0-9._-]*)$/.exec(input.value);
+    const typed = input.value;
+    const m = /^\/([a-z0-9._-]*)$/.exec(typed);
     if (!m) {
       close();
       return;
     }
-    if (input.value === "/") skills = null; // fetch afresh: the agent may have made a new skill
+    if (typed === "/") skills = null; // fetch afresh: the agent may have made a new skill
     const list = await loadSkills();
+    // The list may arrive after a skill was chosen or more was typed: only the latest text counts.
+    if (input.value !== typed) return;
     render(list.filter(function (s) { return s.name.indexOf(m[1]) === 0; }));
   });
 
