@@ -113,3 +113,18 @@ def test_a_socket_refused_as_logged_out_goes_to_the_login_page(page, daphne_serv
     page.route_web_socket("**/ws/chat/**", lambda ws: ws.close(code=4401, reason="login required"))
     page.goto(f"/c/{session_id}/")
     page.wait_for_url(lambda url: "/login?" in url and unquote(url).endswith(f"next=/c/{session_id}/"))
+
+
+def test_a_socket_refused_for_good_says_why_and_stops_retrying(page, daphne_server):
+    session_id = fresh_chat(page)
+    attempts: list[str] = []
+
+    def refuse(ws):
+        attempts.append(ws.url)
+        ws.close(code=4400, reason="Not a chat session id")
+
+    page.route_web_socket("**/ws/chat/**", refuse)
+    page.goto(f"/c/{session_id}/")
+    expect(page.locator("#conn")).to_have_text("Not connected: Not a chat session id")
+    page.wait_for_timeout(1500)  # longer than the first reconnect delay (0.5 s)
+    assert len(attempts) == 1

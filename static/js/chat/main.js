@@ -41,7 +41,7 @@ class ChatPage {
     this.socket = openSocket("/ws/chat/" + this.sessionId + "/", {
       onFrame: function (frame) { self.turns.handle(frame); },
       onOpen: function () { self.opened(); },
-      onClose: function () { self.closed(); },
+      onClose: function (finalReason) { self.closed(finalReason); },
     });
   }
 
@@ -77,9 +77,9 @@ class ChatPage {
     }
   }
 
-  closed() {
+  closed(finalReason) {
     this.root.setAttribute("data-connected", "0");
-    this.conn.textContent = "Reconnecting…";
+    this.conn.textContent = finalReason ? "Not connected: " + finalReason : "Reconnecting…";
     if (this.busy) {
       this.turns.lost();
       this.setBusy(false);
