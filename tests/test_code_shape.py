@@ -38,3 +38,8 @@ def test_product_functions_fit_on_a_screen():
                 if lines > MAX_FUNCTION_LINES:
                     long[f"{f}:{node.name}"] = lines
     assert long == {}
+
+
+def test_no_merge_conflict_markers_are_committed():
+    out = subprocess.run(["git", "grep", "-nE", "^(<<<<<<<|>>>>>>>) "], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout == ""
