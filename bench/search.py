@@ -149,6 +149,8 @@ def through_daphne(home: Path, size: int, qs: list[str], cfg: dict[str, Any]) ->
 def run(scale: str) -> list[Figure]:
     cfg = SCALES[scale]
     tmp = temp_home()
+    # SQLite's FTS5, the embedded default (PostgreSQL is measured by bench/search_postgres.py).
+    os.environ.pop("DATABASE_URL", None)
     os.environ.update(HERMES_HOME=str(tmp), HERMES_DB=str(tmp / "unused.sqlite3"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hermes_site.settings")
     import django

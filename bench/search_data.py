@@ -46,6 +46,7 @@ def vocabulary(size: int = 4000) -> list[str]:
 
 def migrate(home: Path, db: Path) -> None:
     env = dict(os.environ, HERMES_HOME=str(home), HERMES_DB=str(db), DJANGO_SETTINGS_MODULE="hermes_site.settings")
+    env.pop("DATABASE_URL", None)  # the SQLite database named by HERMES_DB
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
 
 

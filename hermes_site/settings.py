@@ -136,7 +136,10 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py reads with a 5 s socket timeout by default, the same as channels_redis'
+                # blocking receive (BZPOPMIN, 5 s): a busy server then loses the race and the socket
+                # dies with "Timeout reading". Reads get room beyond the blocking wait.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 10}],
                 "capacity": 2000,
                 "prefix": os.environ.get("HERMES_REDIS_PREFIX", "hermes"),
             },
