@@ -24,6 +24,7 @@ async function send(bubble, verdict, status) {
   const body = new URLSearchParams({ verdict });
   if (bubble.dataset.messageId) body.set("message_id", bubble.dataset.messageId);
   else body.set("latest", "1");
+  status.removeAttribute("aria-label");
   status.textContent = "";
   const resp = await fetch(`/c/${chat.dataset.session}/feedback/`, {
     method: "POST",
@@ -38,7 +39,7 @@ async function send(bubble, verdict, status) {
   bubble.dataset.messageId = String(data.message_id);
   if (!bubble.id) bubble.id = `m${data.message_id}`;
   show(bubble, verdict);
-  status.textContent = verdict === "good" ? "Thanks" : "Noted: the skills used get this verdict";
+  status.setAttribute("aria-label", verdict === "good" ? "Marked good" : "Marked bad: the skills used get this verdict");
 }
 
 function attach(bubble) {
@@ -48,12 +49,12 @@ function attach(bubble) {
   const status = document.createElement("span");
   status.className = "feedback-status muted small";
   status.setAttribute("role", "status");
-  for (const [verdict, label, title] of [["good", "👍", "Good answer"], ["bad", "👎", "Bad answer"]]) {
+  // The emoji is drawn by CSS (.feedback-good::before), so the answer's own text stays its text.
+  for (const [verdict, title] of [["good", "Good answer"], ["bad", "Bad answer"]]) {
     const b = document.createElement("button");
     b.type = "button";
     b.className = `link feedback-${verdict}`;
     b.dataset.verdict = verdict;
-    b.textContent = label;
     b.title = title;
     b.setAttribute("aria-label", title);
     b.setAttribute("aria-pressed", String(bubble.dataset.verdict === verdict));
