@@ -53,5 +53,12 @@ def user_texts(body: dict[str, Any]) -> list[str]:
 
 SAVE_USER_PREF = {
     "name": "memory",
-    "arguments": {"target": "user", "action": "add", "content": "Prefers Debian base images"},
+    # Quotes what the user says in the tests that expect it saved ("I use Debian base images");
+    # where the turn says nothing of the kind, the evidence rule holds it back unless switched off.
+    "arguments": {
+        "target": "user",
+        "action": "add",
+        "content": "Prefers Debian base images",
+        "evidence": ["Debian base images"],
+    },
 }
