@@ -38,7 +38,7 @@ from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from hermes_site.rendering import render_markdown
 from knowledge import turns
-from knowledge.models import ChatSession, Message
+from knowledge.models import AnswerFeedback, ChatSession, Message
 
 log = logging.getLogger(__name__)
 
@@ -322,6 +322,7 @@ class Item:
     tool: ToolCard | None = None
     reasoning: str = ""  # the model's thinking, for a collapsed "Thinking" block
     ending: str = ""  # how an answer ended when it did not end normally (ENDINGS)
+    verdict: str = ""  # the person's 👍/👎 on an answer: "good" | "bad"
 
 
 def _pretty(arguments: str) -> str:
@@ -335,13 +336,17 @@ def conversation(session: ChatSession) -> list[Item]:
     """User and assistant messages in order, each tool call a card joined to its result."""
     items: list[Item] = []
     cards: dict[str, tuple[ToolCard, Message]] = {}
+    verdicts = dict(AnswerFeedback.objects.filter(message__session=session).values_list("message_id", "verdict"))
     for msg in Message.objects.filter(session=session).order_by("id"):
         if msg.role == "user":
             items.append(Item("user", msg.content, msg.pk))
         elif msg.role == "assistant":
             if msg.content:
                 ending = ENDINGS.get(msg.finish_reason, "")
-                items.append(Item("assistant", msg.content, msg.pk, reasoning=msg.reasoning, ending=ending))
+                verdict = verdicts.get(msg.pk, "")
+                items.append(
+                    Item("assistant", msg.content, msg.pk, reasoning=msg.reasoning, ending=ending, verdict=verdict)
+                )
             for call in msg.tool_calls or []:
                 fn = call.get("function") or {}
                 card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))

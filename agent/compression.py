@@ -61,6 +61,20 @@ SUMMARY_INSTRUCTION = (
 )
 
 
+# The evidence rule's paragraph for the flush (SPEC §10); the review has its own wording of it.
+FLUSH_EVIDENCE_RULE = (
+    "Evidence rule: save only what the user said or clearly showed. With every memory write pass "
+    "'evidence': the user's exact words, quoted verbatim. Never infer personal facts; a write whose "
+    "quotes are not found in the conversation is not saved."
+)
+
+
+def flush_request(config: Config) -> str:
+    if config.get("learning", "evidence") == "required":
+        return FLUSH_MESSAGE + "\n\n" + FLUSH_EVIDENCE_RULE
+    return FLUSH_MESSAGE
+
+
 def flush_memory(agent: AgentSession) -> bool:
     """One model call offering only `memory`; returns True if a flush ran."""
     config = agent.config
@@ -70,8 +84,8 @@ def flush_memory(agent: AgentSession) -> bool:
         return False
     if agent.user_turn_count() < min_turns:
         return False
-    scratch = list(agent.messages) + [{"role": "user", "content": FLUSH_MESSAGE}]
-    ctx = ToolContext(actor="flush", session_id=agent.session.pk, turn_state={})
+    scratch = list(agent.messages) + [{"role": "user", "content": flush_request(config)}]
+    ctx = ToolContext(actor="flush", session_id=agent.session.pk, turn_state={}, seen=list(agent.messages))
     # max_iterations=1: one call; its memory calls run, and no second call is made.
     loop = AgentLoop(client=agent.client, registry=agent.registry.subset(["memory"]), ctx=ctx, max_iterations=1)
     for event in loop.run(scratch):

@@ -29,7 +29,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from knowledge import runs
+from knowledge import outcomes, runs
 from knowledge.models import Message, ReviewRun
 from knowledge.workers import this_worker
 
@@ -87,10 +87,30 @@ PROMPTS: dict[str, str] = {
 
 NOTHING_TO_SAVE = "Nothing to save."
 
+# The one paragraph the evidence rule adds to the review and flush prompts (SPEC §10).
+EVIDENCE_RULE = (
+    "Evidence rule: save only what the user said or clearly showed in this conversation. With every "
+    "memory or skill_manage write, pass 'evidence': the exact words you rely on, quoted verbatim (the "
+    "user's own words for memory; the user's words or tool output for skills). Never infer personal "
+    "facts; the assistant's own suggestions, hypotheticals, jokes and other people's preferences are not "
+    "the user's. A write whose quotes are not found in the conversation is not saved."
+)
+
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bg-review")
 # A review waiting for another of its session gives up after this long (the other is bounded by
 # its iteration limit and the model timeout, so this only trips on something badly wrong).
 MAX_WAIT_SECONDS = 30 * 60
+
+
+def review_request(kind: str, config: Config, outcomes: str = "") -> str:
+    """The user message that starts a review: the seed's prompt, then the evidence rule (when on),
+    then the records of skills that keep failing (skill reviews)."""
+    parts = [PROMPTS[kind]]
+    if config.get("learning", "evidence") == "required":
+        parts.append(EVIDENCE_RULE)
+    if outcomes and kind in ("skill", "combined"):
+        parts.append(outcomes)
+    return "\n\n".join(parts)
 
 
 def prompt_kind(review_memory: bool, review_skills: bool) -> str:
@@ -180,6 +200,27 @@ def review_task(run_id: int) -> None:
     _run_review(job)
 
 
+def run_review_now(
+    *,
+    session_id: str,
+    snapshot: list[dict[str, Any]],
+    kind: str,
+    config: Config,
+    registry: ToolRegistry,
+    client_factory: Any,
+    trigger: str = "eval",
+) -> ReviewRun:
+    """The same review, run in the calling thread (manage.py eval_learning measures it this way,
+    inside a transaction it rolls back)."""
+    run = ReviewRun.objects.create(
+        session_id=session_id, trigger=trigger, prompt_kind=kind, model=config.review_model, status="queued"
+    )
+    if not run.start(this_worker()):
+        run.fail("Another review of this session is running.")
+        return run
+    return _execute(ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory), run)
+
+
 def _report_crash(future: Future[ReviewRun | None]) -> None:
     """_run_review records every failure on its run; anything escaping it is a bug worth a traceback."""
     exc = future.exception()
@@ -250,6 +291,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
                 "skills": bool(config.get("skills", "write_approval")),
             },
             llm=client,
+            seen=job.snapshot,
         )
         loop = AgentLoop(
             client=client,
@@ -257,7 +299,8 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
             ctx=ctx,
             max_iterations=int(config.get("review", "max_iterations")),
         )
-        messages = job.snapshot + [{"role": "user", "content": PROMPTS[kind]}]
+        handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
+        messages = job.snapshot + [{"role": "user", "content": review_request(kind, config, handed)}]
         for event in loop.run(messages):
             if isinstance(event, ModelCalled):
                 run.prompt_tokens += event.usage.prompt_tokens

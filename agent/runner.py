@@ -26,12 +26,14 @@ from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished,
 from agent.nudge import NudgeCounters
 from agent.providers import ProviderManager, inject_context
 from agent.review import spawn_review
+from agent.skill_use import SkillUseTracker
 from agent.slash import expand_slash
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from hermes_site.rendering import plain_text
+from knowledge import outcomes
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.prompt import build_system_prompt
@@ -72,6 +74,17 @@ def default_client_factory(config: Config, model: str | None = None) -> ModelCli
 
 class InputTooLarge(ValueError):
     pass
+
+
+@dataclass
+class _Turn:
+    """What one turn did, gathered while it runs: its answer, its error, the skills it used."""
+
+    user_message_id: int
+    skills: SkillUseTracker
+    answer_id: int | None = None
+    error: str = ""
+    final: TurnDone | None = None
 
 
 class AgentSession:
@@ -170,10 +183,13 @@ class AgentSession:
             self.interrupt = interrupt or threading.Event()
             yield from self._run_turn_locked(user_text)
 
-    def _model_text(self, user_text: str) -> str:
-        """What the model sees for this user message (a /skill invocation is expanded)."""
+    def _model_text(self, user_text: str) -> tuple[str, str | None]:
+        """What the model sees for this user message (a /skill invocation is expanded), and the
+        invoked skill's name."""
         invocation = expand_slash(user_text, SkillStore(self.config))
-        return invocation.model_text if invocation is not None else user_text
+        if invocation is None:
+            return user_text, None
+        return invocation.model_text, invocation.skill_name
 
     def _run_turn_locked(self, user_text: str) -> Iterator[RunnerEvent]:
         self.counters.turn_started()
@@ -185,9 +201,19 @@ class AgentSession:
             session_updates={"user_turn_count": F("user_turn_count") + 1},
         )
         self.session.user_turn_count += 1
-        self.messages.append({"role": "user", "content": self._model_text(user_text)})
+        model_text, slash_name = self._model_text(user_text)
+        self.messages.append({"role": "user", "content": model_text})
+        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name))
         yield TurnStarted(user_msg.pk, user_text)
-        ctx = ToolContext(actor="agent", session_id=self.session.pk, turn_state={}, llm=self.client)
+        ctx = ToolContext(
+            actor="agent",
+            session_id=self.session.pk,
+            message_id=user_msg.pk,
+            turn_state={},
+            llm=self.client,
+            seen=self.messages,
+            user_text=user_text,
+        )
         # Providers see the ORIGINAL user text; their context goes into the API copy only.
         recalled = self.providers.prefetch_all(user_text)
         loop = AgentLoop(
@@ -198,20 +224,35 @@ class AgentSession:
             api_view=lambda msgs: inject_context(msgs, recalled),
             before_call=self._maybe_compress,
         )
-        final: TurnDone | None = None
         for event in loop.run(self.messages, self.interrupt):
-            if isinstance(event, ModelCalled):
-                self._model_called(event)
-            elif isinstance(event, ToolFinished):
-                self.counters.tool_called(event.name)
-                self._store(event.message, tool_name=event.name)
-            elif isinstance(event, TurnError):
-                if event.partial_text:
-                    self._store({"role": "assistant", "content": event.partial_text}, finish_reason="error")
-            elif isinstance(event, TurnDone):
-                final = event
+            self._persist(event, turn)
             yield event
+        yield self._after_turn(user_text, turn)
+
+    def _persist(self, event: Event, turn: _Turn) -> None:
+        """Store what the event produced as soon as it exists, and note what the turn did."""
+        if isinstance(event, ModelCalled):
+            stored = self._model_called(event)
+            if stored is not None and event.message.get("content"):
+                turn.answer_id = stored.pk
+        elif isinstance(event, ToolFinished):
+            self.counters.tool_called(event.name)
+            self._store(event.message, tool_name=event.name)
+            turn.skills.tool_finished(event.name, str(event.message.get("content") or ""))
+        elif isinstance(event, TurnError):
+            turn.error = event.message
+            if event.partial_text:
+                partial = {"role": "assistant", "content": event.partial_text}
+                turn.answer_id = self._store(partial, finish_reason="error").pk
+        elif isinstance(event, TurnDone):
+            turn.final = event
+
+    def _after_turn(self, user_text: str, turn: _Turn) -> TurnSaved:
         self.counters.turn_finished()
+        final = turn.final
+        interrupted = final is None or final.interrupted
+        uses = turn.skills.uses(interrupted=interrupted, error=turn.error)
+        outcomes.record_turn(self.session.pk, turn.user_message_id, turn.answer_id, uses)
         mem_flag, skill_flag = self.counters.take_flags()
         spawned = False
         completed = final is not None and bool(final.final_text) and not final.interrupted
@@ -225,7 +266,7 @@ class AgentSession:
             self.spawn_review(mem_flag, skill_flag)
             spawned = True
         self._save_counters()
-        yield TurnSaved(
+        return TurnSaved(
             session_id=self.session.pk,
             review_spawned=spawned,
             turns_until_memory_review=self._turns_until_memory(),
@@ -303,19 +344,19 @@ class AgentSession:
         self.known_messages += 1
         return m
 
-    def _model_called(self, event: ModelCalled) -> None:
-        """Count the call; store its message with the usage in one transaction."""
+    def _model_called(self, event: ModelCalled) -> Message | None:
+        """Count the call; store its message (if any) with the usage in one transaction."""
         self.counters.model_called()
         usage = self._usage_updates(event)
         if event.message.get("content") or event.message.get("tool_calls"):
-            self._store(
+            return self._store(
                 event.message,
                 finish_reason=event.finish_reason,
                 tokens=event.usage.completion_tokens,
                 session_updates=usage,
             )
-        else:
-            ChatSession.objects.filter(pk=self.session.pk).update(**usage)
+        ChatSession.objects.filter(pk=self.session.pk).update(**usage)
+        return None
 
     def _usage_updates(self, event: ModelCalled) -> dict[str, Any]:
         """The session columns a model call changes (written with its message, if any)."""

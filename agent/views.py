@@ -14,7 +14,7 @@ from agent import branching, chat_service, review
 from agent.llm import LLMError, client_from_config
 from agent.llm.probe import ProbeStep, probe
 from hermes_site import config as hermes_config
-from knowledge import capabilities, turns
+from knowledge import capabilities, learned, turns
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession
 from knowledge.search import search_sessions
@@ -66,6 +66,7 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
         "nav": "chat",
         "session": session,
         "items": chat_service.conversation(session),
+        "learned": learned.for_session(session.pk),
         "counters": chat_service.counters(session),
         "review_running": review.is_running(session.pk),
         # A turn running on any server process (the page may be served by another worker).

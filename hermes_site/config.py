@@ -47,6 +47,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "compression": {"enabled": True, "threshold": 0.5, "protect_first_n": 3},
     "review": {"max_iterations": 8, "model": ""},
     "agent": {"max_iterations": 60, "max_message_chars": 100_000},
+    # "required": review and flush writes must quote the conversation (SPEC §10); "off": the seed's way.
+    "learning": {"evidence": "required"},
 }
 
 # Per-key validators: (type, check, human description of what is allowed).
@@ -85,6 +87,7 @@ _SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
     },
     "review": {"max_iterations": (int, lambda v: 1 <= v <= 50, "a whole number from 1 to 50"), "model": _Str},
     "agent": {"max_iterations": _PosInt, "max_message_chars": _PosInt},
+    "learning": {"evidence": (str, lambda v: v in ("required", "off"), '"required" or "off"')},
 }
 
 
@@ -146,8 +149,14 @@ def hermes_home() -> Path:
     return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
 
 
+# String keys whose words YAML 1.1 reads as booleans (a bare `off` is false): (false word, true word).
+_BOOL_WORDS: dict[tuple[str, str], tuple[str, str]] = {("learning", "evidence"): ("off", "required")}
+
+
 def _coerce(section: str, key: str, value: Any) -> Any:
     typ, check, desc = _SCHEMA[section][key]
+    if isinstance(value, bool) and (section, key) in _BOOL_WORDS:
+        value = _BOOL_WORDS[(section, key)][int(value)]
     if typ is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if typ is int and isinstance(value, bool):

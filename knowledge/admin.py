@@ -15,12 +15,14 @@ from django.db.models.expressions import RawSQL
 from django.http import HttpRequest
 
 from knowledge.models import (
+    AnswerFeedback,
     ChatSession,
     KnowledgeChange,
     Message,
     ModelCapabilities,
     PendingWrite,
     ReviewRun,
+    SkillOutcome,
     SkillUsage,
 )
 from knowledge.search import matching_ids_sql
@@ -115,9 +117,9 @@ class KnowledgeChangeAdmin(admin.ModelAdmin):
 
 @admin.register(PendingWrite)
 class PendingWriteAdmin(admin.ModelAdmin):
-    list_display = ("id", "kind", "tool_name", "status", "session", "review", "created_at", "decided_at")
-    list_filter = ("status", "kind", "tool_name")
-    search_fields = ("tool_name", "result")
+    list_display = ("id", "kind", "tool_name", "status", "unsupported", "session", "review", "created_at", "decided_at")
+    list_filter = ("status", "unsupported", "kind", "tool_name")
+    search_fields = ("tool_name", "result", "reason")
     date_hierarchy = "created_at"
     raw_id_fields = ("session", "review")
     readonly_fields = ("created_at", "decided_at")
@@ -139,3 +141,20 @@ class ModelCapabilitiesAdmin(admin.ModelAdmin):
     list_display = ("model", "base_url", "updated_at")
     search_fields = ("model", "base_url")
     readonly_fields = ("updated_at",)
+
+
+@admin.register(SkillOutcome)
+class SkillOutcomeAdmin(admin.ModelAdmin):
+    list_display = ("id", "name", "via", "outcome", "session", "review", "created_at")
+    list_filter = ("outcome", "via")
+    search_fields = ("name", "detail")
+    raw_id_fields = ("session", "review")
+    readonly_fields = ("created_at",)
+
+
+@admin.register(AnswerFeedback)
+class AnswerFeedbackAdmin(admin.ModelAdmin):
+    list_display = ("id", "message", "verdict", "created_at")
+    list_filter = ("verdict",)
+    search_fields = ("note",)
+    raw_id_fields = ("message",)

@@ -146,7 +146,8 @@ class ReviewRun(models.Model):
     # The server process running it (knowledge/workers.py), so a dead one's runs can be failed;
     # "queue" while it waits on the durable queue.
     worker = models.CharField(max_length=200, blank=True, default="")
-    # The last message of the conversation it reviews (a queued job rebuilds it from here).
+    # The last message of the conversation it reviews (a queued job rebuilds it from here); the
+    # chat shows what the review learned under that message (the answer the review followed).
     upto_message_id = models.BigIntegerField(null=True, blank=True)
 
     ACTIVE = ("queued", "running")
@@ -218,6 +219,8 @@ class KnowledgeChange(models.Model):
     # before/after hold base64 (a binary supporting file) rather than text.
     binary = models.BooleanField(default=False)
     undoes = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="undone_by")
+    # The verbatim quotes that supported the write: [{"quote": ..., "message_id": ...}].
+    evidence = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -240,6 +243,9 @@ class PendingWrite(models.Model):
     review = models.ForeignKey("ReviewRun", null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=10, choices=STATUSES, default="pending")
     result = models.TextField(blank=True, default="")
+    # Held because its evidence was missing or not found in the conversation (not for approval mode).
+    unsupported = models.BooleanField(default=False)
+    reason = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
 
@@ -315,3 +321,51 @@ class ModelCapabilities(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} at {self.base_url or 'OpenAI'}"
+
+
+class SkillOutcome(models.Model):
+    """One use of a skill in a turn (slash command or skill_view) and how it went (SPEC §10)."""
+
+    OUTCOMES = [
+        ("ok", "ok"),
+        ("tool_error", "tool error"),
+        ("interrupted", "interrupted"),
+        ("bad", "👎"),
+        ("good", "👍"),
+    ]
+    BAD = ("tool_error", "interrupted", "bad")
+
+    name = models.CharField(max_length=64, db_index=True)
+    session = models.ForeignKey("ChatSession", null=True, blank=True, on_delete=models.SET_NULL)
+    via = models.CharField(max_length=10)  # slash | view
+    user_message_id = models.BigIntegerField(null=True, blank=True)
+    answer_message_id = models.BigIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=12, choices=OUTCOMES, default="ok")
+    detail = models.TextField(blank=True, default="")  # what failed, or the person's words
+    # The skill review that was handed this outcome (so it is handed over once).
+    review = models.ForeignKey("ReviewRun", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.outcome}"
+
+    @property
+    def is_bad(self) -> bool:
+        return self.outcome in self.BAD
+
+
+class AnswerFeedback(models.Model):
+    """The person's 👍/👎 on one answer."""
+
+    VERDICTS = [("good", "👍"), ("bad", "👎")]
+
+    message = models.OneToOneField("Message", on_delete=models.CASCADE, related_name="feedback")
+    verdict = models.CharField(max_length=4, choices=VERDICTS)
+    note = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on {self.message_id}"

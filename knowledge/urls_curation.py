@@ -2,10 +2,14 @@
 
 from django.urls import path
 
-from knowledge.views import changes, memory, reviews, skills
+from knowledge.views import changes, learning, memory, reviews, skills
 
 urlpatterns = [
     path("memory/", memory.memory_page, name="memory"),
+    path("memory/merge/", learning.memory_merge, name="memory_merge"),
+    path("c/<str:session_id>/feedback/", learning.feedback, name="answer_feedback"),
+    path("c/<str:session_id>/prompt/", learning.prompt_page, name="session_prompt"),
+    path("learned/<int:pk>/undo/", learning.learned_undo, name="learned_undo"),
     path("memory/<str:target>/add/", memory.add_entry, name="memory_add"),
     path("memory/<str:target>/<int:index>/", memory.entry, name="memory_entry"),
     path("memory/<str:target>/<int:index>/edit/", memory.edit_entry, name="memory_edit"),

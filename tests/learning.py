@@ -12,9 +12,13 @@ REVIEW_PROMPTS = {MEMORY_REVIEW_PROMPT: "memory", SKILL_REVIEW_PROMPT: "skill", 
 
 
 def review_kind(body: dict[str, Any]) -> str | None:
+    # The request starts with the seed's prompt; the evidence rule and skill outcomes may follow.
     for m in body.get("messages", []):
-        if m.get("role") == "user" and m.get("content") in REVIEW_PROMPTS:
-            return REVIEW_PROMPTS[m["content"]]
+        content = m.get("content")
+        if m.get("role") == "user" and isinstance(content, str):
+            for prompt, kind in REVIEW_PROMPTS.items():
+                if content.startswith(prompt):
+                    return kind
     return None
 
 
@@ -27,7 +31,10 @@ def is_review_followup(body: dict[str, Any]) -> bool:
 
 
 def is_flush(body: dict[str, Any]) -> bool:
-    return any(m.get("role") == "user" and m.get("content") == FLUSH_MESSAGE for m in body.get("messages", []))
+    return any(
+        m.get("role") == "user" and str(m.get("content") or "").startswith(FLUSH_MESSAGE)
+        for m in body.get("messages", [])
+    )
 
 
 def script_review(server: ScriptedLLM, calls: list[dict[str, Any]], *, delay: float = 0.0) -> None:
@@ -46,5 +53,12 @@ def user_texts(body: dict[str, Any]) -> list[str]:
 
 SAVE_USER_PREF = {
     "name": "memory",
-    "arguments": {"target": "user", "action": "add", "content": "Prefers Debian base images"},
+    # Quotes what the user says in the tests that expect it saved ("I use Debian base images");
+    # where the turn says nothing of the kind, the evidence rule holds it back unless switched off.
+    "arguments": {
+        "target": "user",
+        "action": "add",
+        "content": "Prefers Debian base images",
+        "evidence": ["Debian base images"],
+    },
 }

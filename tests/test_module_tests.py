@@ -42,6 +42,10 @@ OLDER_NAMES = {
     "knowledge/threat_normalize.py": "tests/knowledge/test_threat_scan_hidden.py",
     "knowledge/threat_patterns.py": "tests/knowledge/test_threat_scan_corpus.py",
     "knowledge/threat_patterns_intl.py": "tests/knowledge/test_threat_scan_corpus.py",
+    # Knowledge verification (issue 15), tested through the command and the real review path.
+    "agent/learning_eval/run.py": "tests/agent/test_eval_learning.py",
+    "agent/management/commands/eval_learning.py": "tests/agent/test_eval_learning.py",
+    "agent/tools/evidence_gate.py": "tests/agent/test_review_evidence.py",
 }
 
 

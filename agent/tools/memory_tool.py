@@ -11,7 +11,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from agent.tools import evidence_gate
 from agent.tools.registry import Tool, ToolContext, error_result
+from knowledge.duplicates import memory_duplicate
 from knowledge.memory_store import TARGETS, MemoryStore, OpError, parse_operations
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
@@ -59,6 +61,7 @@ PARAMETERS: dict[str, Any] = {
             "description": "Several actions applied together (all or nothing); use instead of action.",
             "items": _OPERATION_SCHEMA,
         },
+        "evidence": evidence_gate.EVIDENCE_PARAM,
     },
     "required": ["target"],
 }
@@ -129,9 +132,15 @@ def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
         if isinstance(checked, str):
             return checked
         target, operations = checked
+        duplicate = memory_duplicate(store, target, operations)
+        if duplicate:
+            return error_result(duplicate, target=target)
+        decision = evidence_gate.decide(args, ctx, "memory")
+        if decision.held_reason and any(op.get("content") for op in operations if isinstance(op, dict)):
+            return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision.held_reason)
         if ctx.stage_writes.get("memory"):
             return _stage(args, target, operations, ctx)
-        result = store.apply(target, operations, ctx.provenance(), ctx.turn_state)
+        result = store.apply(target, operations, decision.prov, ctx.turn_state)
         return json.dumps(result, ensure_ascii=False)
 
     return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler)

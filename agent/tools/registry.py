@@ -38,10 +38,20 @@ class ToolContext:
     stage_writes: dict[str, bool] = field(default_factory=dict)
     # The running agent's model client (agent.llm.ChatClient), for tools that summarise.
     llm: Any = None
+    # The messages the writer saw (the review's snapshot, the flush's scratch list, the main
+    # agent's list): a write's evidence quotes are checked against these (knowledge/evidence.py).
+    seen: list[dict[str, Any]] = field(default_factory=list)
+    # Main agent: the text of the turn's user message (message_id is its stored id), which is
+    # recorded as the evidence of the agent's own writes.
+    user_text: str = ""
 
-    def provenance(self) -> Provenance:
+    def provenance(self, evidence: tuple[tuple[str, int | None], ...] = ()) -> Provenance:
         return Provenance(
-            actor=self.actor, session_id=self.session_id, review_id=self.review_id, message_id=self.message_id
+            actor=self.actor,
+            session_id=self.session_id,
+            review_id=self.review_id,
+            message_id=self.message_id,
+            evidence=evidence,
         )
 
 

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agent.tools import evidence_gate
 from agent.tools.registry import Tool, ToolContext, error_result
 from hermes_site import config as hermes_config
+from knowledge.duplicates import skill_duplicate
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError, check_name, validate_skill_md
@@ -170,13 +172,25 @@ def run_action(args: dict[str, Any], prov: Provenance, store: SkillStore | None 
     return _dumps({"success": True, "changed": True, "message": f"Skill '{name}' {verb}", "path": str(path)})
 
 
+# The actions that claim something was learned, so they must show where it was learned.
+EVIDENCED = ("create", "patch", "edit")
+
+
 def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
-    if not ctx.stage_writes.get("skills"):
-        return run_action(args, ctx.provenance())
+    store = _store()
     try:
-        action, name = _precheck(_store(), args)
+        action, name = _precheck(store, args)
     except SkillError as exc:
         return error_result(str(exc))
+    if action == "create":
+        duplicate = skill_duplicate(store, name, _text(args, "content"))
+        if duplicate:
+            return error_result(duplicate)
+    decision = evidence_gate.decide(args, ctx, "skill")
+    if action in EVIDENCED and decision.held_reason:
+        return evidence_gate.hold("skill", "skill_manage", args, ctx, decision.held_reason)
+    if not ctx.stage_writes.get("skills"):
+        return run_action(args, decision.prov, store)
     PendingWrite.objects.create(
         kind="skill",
         tool_name="skill_manage",
@@ -232,6 +246,7 @@ _SKILL_MANAGE_PARAMS: dict[str, Any] = {
             "or LICENSE.txt (patch defaults to SKILL.md).",
         },
         "file_content": {"type": "string", "description": "write_file: the file's full content."},
+        "evidence": evidence_gate.EVIDENCE_PARAM,
     },
     "required": ["action", "name"],
 }

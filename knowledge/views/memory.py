@@ -14,6 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from knowledge.duplicates import memory_duplicate_pairs
 from knowledge.memory_ops import ENTRY_DELIMITER
 from knowledge.memory_store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange
@@ -158,7 +159,13 @@ def _respond(request: HttpRequest, store: MemoryStore, target: str, ok: bool, **
 def memory_page(request: HttpRequest) -> HttpResponse:
     store = MemoryStore()
     return render(
-        request, "knowledge/memory.html", {"nav": "memory", "panels": [build_panel(store, t) for t in TARGETS]}
+        request,
+        "knowledge/memory.html",
+        {
+            "nav": "memory",
+            "panels": [build_panel(store, t) for t in TARGETS],
+            "duplicates": memory_duplicate_pairs(store),
+        },
     )
 
 

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from knowledge import outcomes
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_format import ParsedSkill, SkillError, parse_skill_md
@@ -40,6 +41,7 @@ description: One sentence saying what this skill does and when to use it.
 class SkillRow:
     info: SkillInfo
     usage: SkillUsage | None
+    outcomes: outcomes.Stats | None = None
 
 
 def _rows(request: HttpRequest, store: SkillStore) -> list[SkillRow]:
@@ -57,7 +59,8 @@ def _rows(request: HttpRequest, store: SkillStore) -> list[SkillRow]:
         and (not category or s.category == category)
     ]
     usage = {u.name: u for u in SkillUsage.objects.filter(name__in=[s.name for s in infos])}
-    return [SkillRow(s, usage.get(s.name)) for s in infos]
+    verified = outcomes.stats([s.name for s in infos])
+    return [SkillRow(s, usage.get(s.name), verified.get(s.name)) for s in infos]
 
 
 @require_GET

@@ -128,3 +128,20 @@ def test_first_run_in_a_new_home_creates_the_database(tmp_path, server):
     assert "answer to hello" in r.stdout
     assert (home.path / "config.yaml").exists()
     assert _rows(home, "select count(*) from knowledge_chatsession") == [(1,)]  # its database was created
+
+
+def test_good_and_bad_give_a_verdict_on_the_last_answer_and_reach_the_skill(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    skill = home.path / "skills" / "deploy-app" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: deploy-app\ndescription: Deploy the app\n---\n# Steps\n1. make deploy\n")
+    r = home.manage("chat", "-m", "/bad nothing to judge yet", "-m", "/deploy-app now", "-m", "/bad it hit production")
+    assert r.returncode == 0, r.stderr
+    assert "There is no answer yet" in r.stderr
+    assert "Noted 👎 on the last answer." in r.stdout
+    # The verdict words are not sent to the model as a turn.
+    assert not any("it hit production" in str(b["messages"]) for b in server.requests)
+    assert _rows(home, "select verdict, note from knowledge_answerfeedback") == [("bad", "it hit production")]
+    assert _rows(home, "select name, via, outcome, detail from knowledge_skilloutcome") == [
+        ("deploy-app", "slash", "bad", "it hit production")
+    ]

@@ -157,7 +157,17 @@ async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home,
     llm.when(
         lambda body: REVIEW_PROMPT in last_user_text(body) and body["messages"][-1]["role"] == "user",
         Reply(
-            tool_calls=[{"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Likes tea"}}]
+            tool_calls=[
+                {
+                    "name": "memory",
+                    "arguments": {
+                        "target": "user",
+                        "action": "add",
+                        "content": "Likes tea",
+                        "evidence": ["I like tea"],
+                    },
+                }
+            ]
         ),
     )
     llm.default = lambda body: Reply(text="done" if body["messages"][-1]["role"] == "tool" else "noted")

@@ -13,6 +13,10 @@ from tests.learning import (
     user_texts,
 )
 
+# These tests are about the loop's rhythm, with turns like "turn 3" that state nothing: the
+# evidence rule (tested in tests/agent/test_review_evidence.py) is off so the seed's writes land.
+SEED_RULES = "learning:\n  evidence: off\n"
+
 
 def _turns(n, start=1):
     out = []
@@ -27,6 +31,7 @@ def _main_requests(server):
 
 def test_review_fires_on_tenth_turn_with_combined_prompt(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
+    (home.path / "config.yaml").write_text(SEED_RULES)
     script_review(server, [SAVE_USER_PREF])
     r = home.manage("chat", "--session", "t", *_turns(9))
     assert r.returncode == 0, r.stderr
@@ -45,7 +50,7 @@ def test_review_fires_on_tenth_turn_with_combined_prompt(tmp_path, server):
 
 def test_memory_prompt_when_skill_review_is_off(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
-    (home.path / "config.yaml").write_text("skills:\n  creation_nudge_interval: 0\n")
+    (home.path / "config.yaml").write_text(SEED_RULES + "skills:\n  creation_nudge_interval: 0\n")
     script_review(server, [SAVE_USER_PREF])
     r = home.manage("chat", *_turns(10))
     assert r.returncode == 0, r.stderr
@@ -62,7 +67,7 @@ def test_memory_prompt_when_skill_review_is_off(tmp_path, server):
 
 def test_real_memory_call_on_turn_5_moves_review_to_turn_15(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
-    (home.path / "config.yaml").write_text("skills:\n  creation_nudge_interval: 0\n")
+    (home.path / "config.yaml").write_text(SEED_RULES + "skills:\n  creation_nudge_interval: 0\n")
     script_review(server, [SAVE_USER_PREF])
     server.when(
         lambda b: review_kind(b) is None and b["messages"][-1].get("content") == "turn 5",
@@ -87,7 +92,7 @@ def test_real_memory_call_on_turn_5_moves_review_to_turn_15(tmp_path, server):
 
 def test_twelve_tool_iterations_in_one_turn_trigger_skill_review(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
-    (home.path / "config.yaml").write_text("memory:\n  nudge_interval: 0\n")
+    (home.path / "config.yaml").write_text(SEED_RULES + "memory:\n  nudge_interval: 0\n")
     calls = {"n": 0}
 
     def main(body):
@@ -118,7 +123,7 @@ def test_twelve_tool_iterations_in_one_turn_trigger_skill_review(tmp_path, serve
 
 def test_both_flags_give_one_combined_review(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
-    (home.path / "config.yaml").write_text("memory:\n  nudge_interval: 1\n")
+    (home.path / "config.yaml").write_text(SEED_RULES + "memory:\n  nudge_interval: 1\n")
     n = {"i": 0}
 
     def main(body):
@@ -136,7 +141,9 @@ def test_both_flags_give_one_combined_review(tmp_path, server):
 
 def test_intervals_zero_switch_reviews_off_but_tools_work(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
-    (home.path / "config.yaml").write_text("memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n")
+    (home.path / "config.yaml").write_text(
+        SEED_RULES + "memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n"
+    )
     script_review(server, [SAVE_USER_PREF])
     server.when(
         lambda b: review_kind(b) is None and b["messages"][-1].get("content") == "turn 3",
@@ -153,7 +160,9 @@ def test_intervals_zero_switch_reviews_off_but_tools_work(tmp_path, server):
 
 def test_flush_at_session_end_after_six_turns_leaves_no_trace(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
-    (home.path / "config.yaml").write_text("memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n")
+    (home.path / "config.yaml").write_text(
+        SEED_RULES + "memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n"
+    )
     server.when(
         lambda b: is_flush(b),
         Reply(

@@ -30,7 +30,11 @@ def _answer(events) -> str:
 
 
 def _every_turn_reviews(home):
-    write_config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    # About the review's mechanics, with turns that state nothing: the evidence rule is tested in
+    # tests/agent/test_review_evidence.py.
+    write_config(
+        home, "learning:\n  evidence: off\nmemory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n"
+    )
 
 
 def test_failing_review_is_recorded_and_chat_goes_on(home, llm):
@@ -165,7 +169,15 @@ def test_compression_keeps_the_conversation_going(home, llm):
         ),
         Reply(
             tool_calls=[
-                {"name": "memory", "arguments": {"target": "memory", "action": "add", "content": "User grows tomatoes"}}
+                {
+                    "name": "memory",
+                    "arguments": {
+                        "target": "memory",
+                        "action": "add",
+                        "content": "User grows tomatoes",
+                        "evidence": ["about my garden"],
+                    },
+                }
             ]
         ),
     )

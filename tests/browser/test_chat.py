@@ -88,7 +88,15 @@ def test_tenth_turn_review_toast_reaches_two_tabs_after_the_answer(page, context
         lambda body: REVIEW_PROMPT in last_user_text(body) and body["messages"][-1]["role"] == "user",
         Reply(
             tool_calls=[
-                {"name": "memory", "arguments": {"target": "user", "action": "add", "content": "Lives in Lyon"}}
+                {
+                    "name": "memory",
+                    "arguments": {
+                        "target": "user",
+                        "action": "add",
+                        "content": "Lives in Lyon",
+                        "evidence": ["I live in Lyon"],
+                    },
+                }
             ]
         ),
         times=1,

@@ -119,8 +119,14 @@ def test_disabled_target_is_refused(home):
 @pytest.mark.django_db
 def test_staged_write_is_pending_until_applied(home):
     review = ReviewRun.objects.create(prompt_kind="memory")
-    ctx = ToolContext(actor="review", review_id=review.pk, stage_writes={"memory": True})
-    args = {"target": "user", "action": "add", "content": "Prefers short answers"}
+    said = [{"role": "user", "content": "I prefer short answers, please."}]
+    ctx = ToolContext(actor="review", review_id=review.pk, stage_writes={"memory": True}, seen=said)
+    args = {
+        "target": "user",
+        "action": "add",
+        "content": "Prefers short answers",
+        "evidence": ["I prefer short answers"],
+    }
     result = call(args, ctx)
     pending = PendingWrite.objects.get()
     assert result == {

@@ -48,6 +48,7 @@ def test_make_tools_names_and_schemas() -> None:
         "category",
         "file_path",
         "file_content",
+        "evidence",
     }
     assert set(params["properties"]["action"]["enum"]) == {
         "create",
@@ -209,8 +210,15 @@ def test_provenance_comes_from_the_context(tools: ToolRegistry) -> None:
 def test_staged_writes_wait_for_approval(tools: ToolRegistry, home: Path) -> None:
     session = ChatSession.objects.create()
     run = ReviewRun.objects.create(session=session, prompt_kind="skill")
-    ctx = ToolContext(actor="review", session_id=session.id, review_id=run.pk, stage_writes={"skills": True})
-    args = {"action": "create", "name": "deploy", "content": skill_md("deploy"), "category": "ops"}
+    said = [{"role": "user", "content": "Deploy by running make deploy"}]
+    ctx = ToolContext(actor="review", session_id=session.id, review_id=run.pk, stage_writes={"skills": True}, seen=said)
+    args = {
+        "action": "create",
+        "name": "deploy",
+        "content": skill_md("deploy"),
+        "category": "ops",
+        "evidence": "running make deploy",
+    }
     result = manage(tools, ctx, **args)
     assert result == {
         "success": True,

@@ -80,6 +80,8 @@ def test_import_folder_merges_through_stores_and_undo_restores_exactly(home: Pat
     changes = KnowledgeChange.objects.filter(review=run)
     assert changes.count() == 2 + 2 + 2 + 1  # memory adds, user adds, skill creates, supporting file
     assert set(changes.values_list("actor", flat=True)) == {"import"}
+    # Imported knowledge carries its "import" provenance and needs no evidence quotes.
+    assert all(c.evidence == [] for c in changes)
     assert SkillUsage.objects.get(name="git-bisect").created_by == "import"
 
     transfer.undo_import(run.pk)

@@ -156,7 +156,7 @@ def test_provenance_links_session_message_and_review(auth_client, home):
     )
     MemoryStore().add("user", "Works nights", Provenance(actor="agent", session_id=session.pk))
     html = auth_client.get("/memory/").content.decode()
-    assert f'href="/c/{session.pk}/#m-42"' in html
+    assert f'href="/c/{session.pk}/#m42"' in html
     assert f'href="/reviews/{run.pk}/"' in html
     assert "Tea chat" in html
     assert "main agent" in html and "review" in html

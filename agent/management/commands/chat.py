@@ -26,10 +26,12 @@ from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDo
 from agent.review import wait_for_reviews
 from agent.runner import AgentSession, InputTooLarge
 from hermes_site.config import ConfigError
-from knowledge.models import ReviewRun
+from knowledge import outcomes
+from knowledge.models import Message, ReviewRun
 from knowledge.runs import recover_after_restart
 
 REVIEW_WAIT_SECONDS = 120.0
+VERDICTS = {"/good": "good", "/bad": "bad"}
 
 
 def _ensure_database() -> None:
@@ -63,7 +65,8 @@ class Command(BaseCommand):
         try:
             if opts["messages"]:
                 for text in opts["messages"]:
-                    failed = not self._turn(agent, text) or failed
+                    if not self._verdict(agent, text):
+                        failed = not self._turn(agent, text) or failed
                 if not wait_for_reviews(agent.session.pk, opts["review_wait"]):
                     self._err("A background review is still running; it will be recorded when it finishes.")
                 self._print_reviews_run_elsewhere(agent.session.pk)
@@ -131,6 +134,25 @@ class Command(BaseCommand):
                 signal.signal(signal.SIGINT, previous)
         return printer.ok
 
+    def _verdict(self, agent: AgentSession, text: str) -> bool:
+        """`/good [words]` or `/bad [words]`: the person's verdict on the last answer (True if handled)."""
+        word, _, note = text.strip().partition(" ")
+        verdict = VERDICTS.get(word)
+        if verdict is None:
+            return False
+        answer = (
+            Message.objects.filter(session_id=agent.session.pk, role="assistant")
+            .exclude(content="")
+            .order_by("-id")
+            .first()
+        )
+        if answer is None:
+            self._err("There is no answer yet to give a verdict on.")
+            return True
+        outcomes.give_verdict(answer, verdict, note.strip())
+        self._out(f"Noted {'👍' if verdict == 'good' else '👎'} on the last answer.")
+        return True
+
     def _interactive(self, agent: AgentSession) -> None:
         self._out(f"Session {agent.session.name or agent.session.pk}. Ctrl-C stops a reply, Ctrl-D ends the session.")
         while True:
@@ -142,7 +164,7 @@ class Command(BaseCommand):
             except KeyboardInterrupt:
                 self._out("")
                 continue
-            if text.strip():
+            if text.strip() and not self._verdict(agent, text):
                 self._turn(agent, text)
 
 

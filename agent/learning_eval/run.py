@@ -1,0 +1,240 @@
+"""Measuring learning quality (`manage.py eval_learning`): labelled conversations through the real
+review path, each in a throwaway HERMES_HOME, with the evidence rule on and off.
+
+A case's labels are key terms: `must_save` lists facts (each a list of terms that must all occur,
+"a|b" meaning either) that a good review saves; `must_not_save` lists what it must not. A saved
+item (memory entry or created skill) is correct when it matches a `must_save` fact and no
+`must_not_save` one. Database rows a case makes are rolled back; its files vanish with its home.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.db import transaction
+
+from agent.review import run_review_now
+from agent.toolset import build_registry
+from hermes_site import config as hermes_config
+from knowledge.duplicates import memory_duplicate_pairs
+from knowledge.memory_ops import TARGETS
+from knowledge.memory_store import MemoryStore
+from knowledge.models import ChatSession, Message, PendingWrite
+from knowledge.skills import SkillStore
+
+CASES_FILE = Path(__file__).with_name("cases.json")
+MODES = ("required", "off")
+# What a case's home inherits from the person's configuration: how to reach the model.
+_INHERITED = ("model", "review")
+
+
+class EvalError(Exception):
+    pass
+
+
+def load_cases(path: Path = CASES_FILE, ids: list[str] | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    if ids:
+        known = {c["id"] for c in cases}
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise EvalError(f"Unknown case id(s): {', '.join(missing)}. Known: {', '.join(sorted(known))}.")
+        cases = [c for c in cases if c["id"] in ids]
+    return cases[:limit] if limit else cases
+
+
+@dataclass
+class CaseResult:
+    case: str
+    mode: str
+    saved: list[str] = field(default_factory=list)
+    correct: int = 0
+    facts: int = 0
+    recalled: int = 0
+    unsupported: int = 0
+    duplicates: int = 0
+    skills_created: int = 0
+    tokens: int = 0
+    error: str = ""
+
+
+def _matches(text: str, terms: list[str]) -> bool:
+    low = text.casefold()
+    return all(any(alt.casefold() in low for alt in term.split("|")) for term in terms)
+
+
+def score(case: dict[str, Any], result: CaseResult) -> None:
+    must, must_not = case.get("must_save", []), case.get("must_not_save", [])
+    result.facts = len(must)
+    result.recalled = sum(1 for fact in must if any(_matches(s, fact) for s in result.saved))
+    result.correct = sum(
+        1
+        for s in result.saved
+        if any(_matches(s, fact) for fact in must) and not any(_matches(s, bad) for bad in must_not)
+    )
+
+
+def conversation(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The case as chat-completions messages; a "tool" line becomes a call and its result."""
+    out: list[dict[str, Any]] = []
+    for i, (role, text) in enumerate(case["conversation"]):
+        if role == "tool":
+            call_id = f"call_{i}"
+            fn = {"name": "terminal", "arguments": "{}"}
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": call_id, "type": "function", "function": fn}],
+                }
+            )
+            out.append({"role": "tool", "tool_call_id": call_id, "content": text})
+        else:
+            out.append({"role": role, "content": text})
+    return out
+
+
+@contextmanager
+def throwaway_home(base: hermes_config.Config, mode: str) -> Iterator[hermes_config.Config]:
+    previous = os.environ.get("HERMES_HOME")
+    with tempfile.TemporaryDirectory(prefix="hermes-eval-") as tmp:
+        data = {key: base.data[key] for key in _INHERITED}
+        data["learning"] = {"evidence": mode}
+        Path(tmp, "config.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+        os.environ["HERMES_HOME"] = tmp
+        hermes_config.reset()
+        try:
+            yield hermes_config.get()
+        finally:
+            if previous is None:
+                os.environ.pop("HERMES_HOME", None)
+            else:
+                os.environ["HERMES_HOME"] = previous
+            hermes_config.reset()
+
+
+def run_case(case: dict[str, Any], mode: str, base: hermes_config.Config, client_factory: Any) -> CaseResult:
+    result = CaseResult(case=case["id"], mode=mode)
+    with throwaway_home(base, mode) as config, transaction.atomic():
+        session = ChatSession.objects.create(title=f"eval {case['id']}", source="cli", model=config.review_model)
+        messages = conversation(case)
+        for m in messages:
+            Message.objects.create(
+                session=session,
+                role=m["role"],
+                content=m.get("content") or "",
+                tool_calls=m.get("tool_calls"),
+                tool_call_id=m.get("tool_call_id", ""),
+            )
+        snapshot = [{"role": "system", "content": "You are Hermes, a helpful assistant."}, *messages]
+        run = run_review_now(
+            session_id=session.pk,
+            snapshot=snapshot,
+            kind=case.get("kind", "memory"),
+            config=config,
+            registry=build_registry(config),
+            client_factory=client_factory,
+        )
+        memory = MemoryStore(config)
+        skills = SkillStore(config).list()
+        result.saved = [e for t in TARGETS for e in memory.entries(t)]
+        result.saved += [f"{s.name}: {s.description}\n{_body(s.path)}" for s in skills]
+        result.skills_created = len(skills)
+        result.duplicates = len(memory_duplicate_pairs(memory))
+        result.unsupported = PendingWrite.objects.filter(session=session, unsupported=True).count()
+        result.tokens = run.prompt_tokens + run.completion_tokens
+        result.error = run.error
+        transaction.set_rollback(True)
+    score(case, result)
+    return result
+
+
+def _body(folder: Path) -> str:
+    path = folder / "SKILL.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+@dataclass
+class Summary:
+    mode: str
+    cases: int
+    saved: int
+    correct: int
+    precision: float | None
+    recall: float | None
+    unsupported: int
+    duplicates: int
+    skills_created: int
+    tokens: int
+    errors: int
+
+
+def summarise(mode: str, results: list[CaseResult]) -> Summary:
+    saved = sum(len(r.saved) for r in results)
+    correct = sum(r.correct for r in results)
+    facts = sum(r.facts for r in results)
+    return Summary(
+        mode=mode,
+        cases=len(results),
+        saved=saved,
+        correct=correct,
+        precision=round(correct / saved, 3) if saved else None,
+        recall=round(sum(r.recalled for r in results) / facts, 3) if facts else None,
+        unsupported=sum(r.unsupported for r in results),
+        duplicates=sum(r.duplicates for r in results),
+        skills_created=sum(r.skills_created for r in results),
+        tokens=sum(r.tokens for r in results),
+        errors=sum(1 for r in results if r.error),
+    )
+
+
+def evaluate(
+    cases: list[dict[str, Any]],
+    modes: tuple[str, ...],
+    client_factory: Any,
+    progress: Callable[[CaseResult], None] = lambda r: None,
+) -> dict[str, Any]:
+    base = hermes_config.get()
+    report: dict[str, Any] = {"model": base.review_model, "summaries": [], "cases": []}
+    for mode in modes:
+        results = []
+        for case in cases:
+            result = run_case(case, mode, base, client_factory)
+            progress(result)
+            results.append(result)
+        report["summaries"].append(asdict(summarise(mode, results)))
+        report["cases"].extend(asdict(r) for r in results)
+    return report
+
+
+COLUMNS = (
+    "mode",
+    "cases",
+    "saved",
+    "correct",
+    "precision",
+    "recall",
+    "unsupported",
+    "duplicates",
+    "skills_created",
+    "tokens",
+)
+
+
+def table(report: dict[str, Any]) -> str:
+    def cell(v: Any) -> str:
+        return "—" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    rows = [list(COLUMNS)] + [[cell(s[c]) for c in COLUMNS] for s in report["summaries"]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    lines = [" | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""Evidence for learned knowledge (SPEC §10): verbatim quotes checked against the conversation.
+
+A review or flush write must quote the conversation it learned from. A quote is supported when,
+after folding whitespace, case and quote marks, it occurs inside one of the messages the writer
+actually saw (for memory: what the user said; for skills: the user's words or tool output). A
+supported quote is then mapped back to the stored Message it came from, so the change log can
+link the entry to the exact message.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from knowledge.models import Message
+
+# Quote marks of the languages people write in: straight, curly, guillemets, CJK corner brackets.
+_QUOTES = re.compile(
+    "[\"'`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a\u300c-\u300f\uff02\uff07]"
+)
+_SPACE = re.compile(r"\s+")
+# Shorter than this (after folding) a "quote" proves nothing: "yes" occurs in every chat.
+MIN_QUOTE_CHARS = 6
+MAX_QUOTES = 5
+# How far back a quote is looked for among the session's stored messages.
+SEARCH_WINDOW = 2000
+
+ROLES_BY_KIND = {"memory": ("user",), "skill": ("user", "tool")}
+
+
+@dataclass(frozen=True)
+class Quote:
+    quote: str
+    message_id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"quote": self.quote, "message_id": self.message_id}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of checking a write's evidence: the supported quotes, or why it is not supported."""
+
+    quotes: tuple[Quote, ...] = ()
+    reason: str = ""
+
+    @property
+    def supported(self) -> bool:
+        return bool(self.quotes) and not self.reason
+
+
+def fold(text: str) -> str:
+    """Text with width, case, quote marks and runs of whitespace folded away."""
+    text = unicodedata.normalize("NFKC", text)
+    return _SPACE.sub(" ", _QUOTES.sub("", text)).strip().casefold()
+
+
+def parse_quotes(raw: Any) -> list[str] | str:
+    """The `evidence` argument as a list of quotes, or an error message."""
+    if raw is None or raw == "" or raw == []:
+        return []
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not all(isinstance(q, str) for q in items):
+        return "'evidence' must be a string or a list of strings (verbatim quotes from the conversation)."
+    quotes = [q.strip() for q in items if q.strip()]
+    return quotes[:MAX_QUOTES]
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def check(raw: Any, seen: Sequence[dict[str, Any]], kind: str, session_id: str | None) -> Verdict:
+    """Check the quotes of `raw` against the messages the writer saw (`seen`)."""
+    quotes = parse_quotes(raw)
+    if isinstance(quotes, str):
+        return Verdict(reason=quotes)
+    if not quotes:
+        return Verdict(reason="No evidence was given: quote the conversation's exact words in 'evidence'.")
+    roles = ROLES_BY_KIND.get(kind, ("user",))
+    texts = [fold(_text(m)) for m in seen if m.get("role") in roles]
+    found: list[Quote] = []
+    for quote in quotes:
+        folded = fold(quote)
+        if len(folded) < MIN_QUOTE_CHARS:
+            return Verdict(reason=f"The quote {quote!r} is too short to show anything.")
+        if not any(folded in t for t in texts):
+            who = "the user's messages" if roles == ("user",) else "the user's messages or tool output"
+            return Verdict(reason=f"The quote {quote[:120]!r} does not appear in {who}.")
+        found.append(Quote(quote, locate(session_id, roles, folded)))
+    return Verdict(quotes=tuple(found))
+
+
+def locate(session_id: str | None, roles: Iterable[str], folded_quote: str) -> int | None:
+    """The id of the latest stored message of this session (with one of `roles`) holding the quote."""
+    if not session_id:
+        return None
+    rows = (
+        Message.objects.filter(session_id=session_id, role__in=list(roles))
+        .order_by("-id")
+        .values_list("id", "content")[:SEARCH_WINDOW]
+    )
+    for message_id, content in rows:
+        if folded_quote in fold(content):
+            return int(message_id)
+    return None
+
+
+def of_message(message_id: int | None, text: str) -> Verdict:
+    """Evidence for a main-agent write: the user message of the current turn."""
+    snippet = " ".join(text.split())[:300]
+    if not snippet:
+        return Verdict(reason="The turn has no user message.")
+    return Verdict(quotes=(Quote(snippet, message_id),))

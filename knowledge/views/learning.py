@@ -1,0 +1,89 @@
+"""Learning in the conversation: 👍/👎 on answers, the 💾 learned line's Undo, the per-session
+prompt page, and merging duplicate memory entries."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from hermes_site import config as hermes_config
+from knowledge import changelog, outcomes, prompt_blocks
+from knowledge.memory_ops import TARGETS
+from knowledge.memory_store import MemoryStore
+from knowledge.models import ChatSession, KnowledgeChange, Message
+from knowledge.provenance import Provenance
+from knowledge.views.changes import UNDO_ERRORS
+
+USER = Provenance(actor="user")
+
+
+@require_POST
+def feedback(request: HttpRequest, session_id: str) -> JsonResponse:
+    """👍/👎 on one answer (`message_id`), or on the session's latest answer (`latest=1`, for an
+    answer streamed into the page before its id was known)."""
+    answers = Message.objects.filter(session_id=session_id, role="assistant").exclude(content="")
+    raw_id = request.POST.get("message_id", "")
+    if raw_id.isdigit():
+        message = answers.filter(pk=int(raw_id)).first()
+    elif request.POST.get("latest"):
+        message = answers.order_by("-id").first()
+    else:
+        message = None
+    if message is None:
+        return JsonResponse({"ok": False, "error": "That answer was not found in this chat."}, status=404)
+    verdict = request.POST.get("verdict", "")
+    if verdict not in ("good", "bad"):
+        return JsonResponse({"ok": False, "error": "verdict must be 'good' or 'bad'."}, status=400)
+    outcomes.give_verdict(message, verdict, request.POST.get("note", "").strip())
+    return JsonResponse({"ok": True, "message_id": message.pk, "verdict": verdict})
+
+
+@require_POST
+def learned_undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """Undo one change from the chat's 💾 line, then back to the answer it followed."""
+    change = get_object_or_404(KnowledgeChange, pk=pk)
+    try:
+        done = changelog.undo(change, USER)
+    except UNDO_ERRORS as exc:
+        messages.error(request, f"Undo failed: {exc}")
+        done = None
+    if done is not None:
+        messages.success(request, f"Undid: {change.summary or change.action}.")
+    anchor = f"#m{change.review.upto_message_id}" if change.review and change.review.upto_message_id else ""
+    if change.session_id:
+        return redirect(f"/c/{change.session_id}/{anchor}")
+    return redirect("change_detail", pk=pk)
+
+
+@require_GET
+def prompt_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    blocks = prompt_blocks.split(session.system_prompt, hermes_config.get())
+    return render(
+        request,
+        "knowledge/prompt.html",
+        {"nav": "chat", "session": session, "blocks": blocks, "total": len(session.system_prompt)},
+    )
+
+
+@require_POST
+def memory_merge(request: HttpRequest) -> HttpResponse:
+    """Merge two near-duplicate entries: the kept one takes the merged text, the other goes."""
+    keep_target, drop_target = request.POST.get("keep_target", ""), request.POST.get("drop_target", "")
+    keep, drop, text = request.POST.get("keep", ""), request.POST.get("drop", ""), request.POST.get("content", "")
+    if keep_target not in TARGETS or drop_target not in TARGETS or not keep or not drop:
+        messages.error(request, "Nothing merged: the entries to merge were not given.")
+        return redirect("memory")
+    store = MemoryStore()
+    removed = store.apply(drop_target, [{"action": "remove", "old_text": drop}], USER)
+    if not removed.get("success"):
+        messages.error(request, f"Nothing merged: {removed.get('error')}")
+        return redirect("memory")
+    updated = store.apply(keep_target, [{"action": "replace", "old_text": keep, "content": text or keep}], USER)
+    if updated.get("success"):
+        messages.success(request, "Merged the two entries into one.")
+    else:
+        messages.error(request, f"The duplicate was removed but the kept entry was not updated: {updated.get('error')}")
+    return redirect("memory")
