@@ -31,6 +31,7 @@ from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge import outcomes, runs
 from knowledge.models import Message, ReviewRun
+from knowledge.waiting import poll_until
 from knowledge.workers import this_worker
 
 log = logging.getLogger(__name__)
@@ -265,12 +266,7 @@ def _run_review(job: ReviewJob) -> ReviewRun | None:
 
 def _wait_for_turn(run: ReviewRun) -> bool:
     """One review per session at a time: a second waits here until the first is done, not dropped."""
-    deadline = time.monotonic() + MAX_WAIT_SECONDS
-    while not run.start(this_worker()):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(runs.POLL_SECONDS)
-    return True
+    return poll_until(lambda: run.start(this_worker()), MAX_WAIT_SECONDS)
 
 
 def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:

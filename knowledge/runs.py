@@ -16,13 +16,13 @@ from django.db import DatabaseError
 
 from knowledge import turns
 from knowledge.models import ReviewRun
+from knowledge.waiting import Clock, Sleep, poll_until
 from knowledge.workers import is_alive
 
 log = logging.getLogger(__name__)
 
 IN_QUEUE = "queue"  # the worker of a run waiting on the durable queue: no process holds it yet
 STALE_REASON = "The server process running this review stopped before it finished (found at start-up)."
-POLL_SECONDS = 0.2
 
 
 def is_active(session_id: str) -> bool:
@@ -30,20 +30,9 @@ def is_active(session_id: str) -> bool:
     return ReviewRun.objects.filter(session_id=session_id, status__in=ReviewRun.ACTIVE).exists()
 
 
-def wait_idle(
-    session_id: str,
-    timeout: float,
-    *,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
-) -> bool:
+def wait_idle(session_id: str, timeout: float, *, clock: Clock = time.monotonic, sleep: Sleep = time.sleep) -> bool:
     """Block until this session has no queued or running review; False if `timeout` passed first."""
-    deadline = clock() + timeout
-    while is_active(session_id):
-        if clock() >= deadline:
-            return False
-        sleep(POLL_SECONDS)
-    return True
+    return poll_until(lambda: not is_active(session_id), timeout, clock=clock, sleep=sleep)
 
 
 def orphans() -> list[ReviewRun]:

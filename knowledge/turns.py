@@ -10,7 +10,6 @@ server never leaves a chat stuck "busy". Clocks are passed in (`now`) so tests n
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -18,12 +17,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from knowledge.models import ChatSession
+from knowledge.waiting import Clock, Sleep, poll_until
 from knowledge.workers import is_alive, this_worker
 
 LEASE = timedelta(minutes=5)
 # A running turn renews its lease at most this often (each renewal is a write).
 RENEW_EVERY = timedelta(seconds=30)
-POLL_SECONDS = 0.2
 
 
 def holds(session: ChatSession, now: datetime | None = None) -> bool:
@@ -67,19 +66,10 @@ def release(session_id: str, worker: str | None = None) -> None:
 
 
 def wait_until_free(
-    session_id: str,
-    timeout: float,
-    *,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    session_id: str, timeout: float, *, clock: Clock = time.monotonic, sleep: Sleep = time.sleep
 ) -> bool:
     """Block until no live worker holds a turn of this session; False if `timeout` passed first."""
-    deadline = clock() + timeout
-    while is_busy(session_id):
-        if clock() >= deadline:
-            return False
-        sleep(POLL_SECONDS)
-    return True
+    return poll_until(lambda: not is_busy(session_id), timeout, clock=clock, sleep=sleep)
 
 
 def release_dead(now: datetime | None = None) -> int:
