@@ -64,9 +64,10 @@ class Model:
             entry = f"Learned fact {uuid.uuid4().hex[:12]}"
             with self._lock:
                 self.learned.append(entry)
-            return Reply(
-                tool_calls=[{"name": "memory", "arguments": {"target": "memory", "action": "add", "content": entry}}]
-            )
+            # Quotes the person's last message, as the evidence rule asks (knowledge verification).
+            said = [m["content"] for m in body["messages"][:-1] if m.get("role") == "user"][-1]
+            args = {"target": "memory", "action": "add", "content": entry, "evidence": [said]}
+            return Reply(tool_calls=[{"name": "memory", "arguments": args}])
         return Reply(text=f"Answer to: {text}")
 
 
