@@ -31,6 +31,9 @@ from pathlib import Path
 from bench.common import ROOT, Figure
 from bench.part import MARK
 
+_NOT_PASSED = ("HERMES_HOME", "HERMES_DB", "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "HERMES_QUEUE")
+
+
 PARTS = ["overhead", "live", "review_overhead", "search", "memory_writes", "prompt_economy", "footprint"]
 
 
@@ -44,7 +47,10 @@ def run_part(name: str, scale: str, timeout: float) -> tuple[list[Figure], str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group: a time-out also ends the daphne it started
-        env={k: v for k, v in os.environ.items() if k not in ("HERMES_HOME", "HERMES_DB", "DJANGO_SETTINGS_MODULE")},
+        # Every part measures the embedded default in homes of its own (SQLite, in-memory layer);
+        # PostgreSQL search has bench/search_postgres.py. A DATABASE_URL here would make the
+        # parts share one database and migrate it at once.
+        env={k: v for k, v in os.environ.items() if k not in _NOT_PASSED},
     )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)

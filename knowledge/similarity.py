@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import snowballstemmer
+from knowledge.stemming import stemmer
 
 THRESHOLD = 0.75
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -24,7 +24,6 @@ _FILLER_WORDS = (
     "he she they them their his her i me my we our you your"
 )
 _FILLER = frozenset(_FILLER_WORDS.split(" ")) | frozenset("的了是在和也都很")
-_stemmer = snowballstemmer.stemmer("english")
 
 
 def terms(text: str) -> frozenset[str]:
@@ -34,9 +33,9 @@ def terms(text: str) -> frozenset[str]:
         if _CJK.search(word):
             found.update(ch for ch in word if _CJK.match(ch) and ch not in _FILLER)
             rest = _CJK.sub(" ", word).split()
-            found.update(_stemmer.stemWords([w for w in rest if w not in _FILLER]))
+            found.update(stemmer("english").stemWords([w for w in rest if w not in _FILLER]))
         elif word not in _FILLER:
-            found.add(_stemmer.stemWord(word))
+            found.add(stemmer("english").stemWord(word))
     return frozenset(found)
 
 

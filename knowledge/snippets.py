@@ -15,14 +15,13 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-import snowballstemmer
+from knowledge.stemming import stemmer
 
 HIGHLIGHT_START = "\x02"
 HIGHLIGHT_END = "\x03"
 ELLIPSIS = "…"
 
 _WORD = re.compile(r"[^\W_]+")
-_stemmer = snowballstemmer.stemmer("porter")
 
 
 @lru_cache(maxsize=65536)
@@ -37,7 +36,7 @@ def fold(token: str) -> str:
 def stem(token: str) -> str:
     folded = fold(token)
     # SQLite's porter tokenizer leaves one- and two-letter tokens alone ("is", "as", "os").
-    return folded if len(folded) <= 2 else str(_stemmer.stemWord(folded))
+    return folded if len(folded) <= 2 else str(stemmer("porter").stemWord(folded))
 
 
 def query_stems(terms: Iterable[str]) -> frozenset[str]:
