@@ -35,7 +35,7 @@ from hermes_site.config import Config
 from hermes_site.rendering import plain_text
 from knowledge import outcomes
 from knowledge.capabilities import DbCapabilityStore
-from knowledge.models import ChatSession, Message, ReviewRun
+from knowledge.models import ChatSession, Message, ReviewRun, without_nul
 from knowledge.prompt import build_system_prompt
 from knowledge.skills import SkillStore
 
@@ -337,7 +337,7 @@ class AgentSession:
                 updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
             if first_user and not self.session.title:
                 # Plain words: a title shows no Markdown markup (issue 13, defect 4).
-                title = plain_text(str(msg.get("content") or ""), TITLE_CHARS) or "New chat"
+                title = without_nul(plain_text(str(msg.get("content") or ""), TITLE_CHARS)) or "New chat"
                 updates["title"] = title
                 self.session.title = title
             ChatSession.objects.filter(pk=self.session.pk).update(**updates)

@@ -22,6 +22,10 @@ from knowledge.workers import is_alive
 log = logging.getLogger(__name__)
 
 
+def without_nul(text: str) -> str:
+    return text.replace("\x00", "\ufffd") if text and "\x00" in text else text
+
+
 def _new_id() -> str:
     return uuid.uuid4().hex
 
@@ -110,6 +114,15 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # PostgreSQL text cannot hold NUL; a message carrying one is stored with U+FFFD instead
+        # of failing the turn (SQLite would keep it, and nothing shows a NUL anyway).
+        self.content = without_nul(self.content)
+        self.reasoning = without_nul(self.reasoning)
+        if self.tool_calls:
+            self.tool_calls = json.loads(without_nul(json.dumps(self.tool_calls)).replace("\\u0000", "\ufffd"))
+        super().save(*args, **kwargs)
 
     def to_api(self) -> dict[str, Any]:
         """The OpenAI chat-completions shape of this message."""
