@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
-from agent import branching, chat_export, chat_service, titles
-from agent.llm import LLMError, client_from_config
+from agent import branching, chat_export, chat_service, clients, titles
+from agent.llm import LLMError
 from hermes_site import config as hermes_config
 from knowledge.models import ChatSession
 
@@ -74,11 +74,7 @@ def models(request: HttpRequest) -> JsonResponse:
     """The names the model server lists (`/v1/models`); an error when it lists none or fails."""
     config = hermes_config.get()
     try:
-        client = client_from_config(config, config.model_name or "model-list", timeout=MODELS_TIMEOUT)
-        try:
-            names = client.list_models()
-        finally:
-            client.close()
+        names = clients.list_models(config, "model-list", MODELS_TIMEOUT)
     except LLMError as exc:
         return _refuse(f"The model server did not list its models ({exc.message}); type a name instead.", 502)
     return JsonResponse({"models": sorted(names)})

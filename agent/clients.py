@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from agent.llm import ChatClient
+from agent.llm import ChatClient, client_from_config
 from agent.llm.capabilities import CapabilityStore
 from hermes_site.config import Config
 
@@ -67,3 +67,13 @@ class ClientPool:
 
 
 shared = ClientPool()
+
+
+def list_models(config: Config, placeholder: str, timeout: float) -> list[str]:
+    """The model names the configured server lists (`/v1/models`), through a short-lived client
+    (`placeholder` names the model where none is configured yet). Raises LLMError."""
+    client = client_from_config(config, config.model_name or placeholder, timeout=timeout)
+    try:
+        return list(client.list_models())
+    finally:
+        client.close()

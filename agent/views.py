@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent import branching, chat_service, review
+from agent import branching, chat_service, clients, review
 from agent.llm import LLMError, client_from_config
 from agent.llm.probe import ProbeStep, probe
 from hermes_site import config as hermes_config
@@ -168,11 +168,7 @@ def setup_check(request: HttpRequest) -> HttpResponse:
     config = hermes_config.get()
     try:
         # The check is about reaching the server, so it works before a model name is chosen.
-        client = client_from_config(config, config.model_name or "connection-check", timeout=CHECK_TIMEOUT)
-        try:
-            models = client.list_models()
-        finally:
-            client.close()
+        models = clients.list_models(config, "connection-check", CHECK_TIMEOUT)
     except LLMError as exc:
         return render(request, "chat/_check.html", {"ok": False, "error": exc.message})
     listed = not config.model_name or config.model_name in models
