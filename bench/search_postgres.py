@@ -40,7 +40,7 @@ TABLES = ("knowledge_chatsession", "knowledge_message")
 def _services(tmp: Path) -> tuple[str, str]:
     """A throwaway PostgreSQL (scripts/services.sh); returns (DATABASE_URL, pg bin dir)."""
     out = subprocess.run(
-        ["bash", "-c", f'source scripts/services.sh; ensure_packages; PG_EXTRA_OPTS="-c fsync=off" '
+        ["bash", "-c", f'source scripts/services.sh; ensure_packages; PG_EXTRA_OPTS="-c fsync=off $(pg_memory_opts)" '
          f'start_postgres "{tmp}" "$(free_port)" >/dev/null; echo "$DATABASE_URL $HERMES_PG_BIN"'],
         cwd=ROOT, capture_output=True, text=True, check=True,
     )  # fmt: skip
@@ -49,28 +49,33 @@ def _services(tmp: Path) -> tuple[str, str]:
 
 
 def _copy_to_postgres(sqlite_db: Path, url: str) -> float:
+    """The rows copied as a restore would (triggers off), then the search entries computed and
+    the indexes built once by the migration's own SQL, as `rebuild_search_index` does."""
     import psycopg
 
     t = time.time()
     src = sqlite3.connect(sqlite_db)
+    migration = importlib.import_module("knowledge.migrations.0011_postgres_search_table_issue18")
     with psycopg.connect(url) as pg:
         pg.execute("DROP INDEX IF EXISTS knowledge_message_search_vector")
         pg.execute("DROP INDEX IF EXISTS knowledge_message_search_trgm")
+        pg.execute("SET session_replication_role = replica")  # no per-row triggers during the copy
         for table in TABLES:
             cols = [r[1] for r in src.execute(f"PRAGMA table_info({table})")]
             with pg.cursor().copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as copy:
                 for row in src.execute(f"SELECT {', '.join(cols)} FROM {table}"):
                     copy.write_row(row)
+        pg.execute("SET session_replication_role = DEFAULT")
         pg.execute(
             "SELECT setval(pg_get_serial_sequence('knowledge_message', 'id'), (SELECT max(id) FROM knowledge_message))"
         )
-        pg.commit()  # the copied rows' deferred foreign-key checks run here, before ALTER TABLE
-        migration = importlib.import_module("knowledge.migrations.0006_postgres_search")
-        for sql in migration.FORWARD:  # the indexes, built once over the copied rows
+        pg.commit()
+        for sql in migration.FORWARD:
             pg.execute(sql)
         pg.commit()
     with psycopg.connect(url, autocommit=True) as pg:
         pg.execute("VACUUM ANALYZE knowledge_message")
+        pg.execute("VACUUM ANALYZE knowledge_message_search")
     src.close()
     return time.time() - t
 

@@ -1,10 +1,13 @@
 """Full-text search on PostgreSQL: the same results as the FTS5 path (knowledge/search.py),
-from the index of knowledge 0006_postgres_search.
+from the index of knowledge 0011_postgres_search_table_issue18.
 
 Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
-accents folded), one per literal term from the same sanitiser (knowledge/query.py), ANDed, so
-nothing a person types is tsquery syntax; hits are ranked by `ts_rank`, best first (cheaper than
-the cover-density `ts_rank_cd`, which ranked the same in the tests). Queries with Chinese,
+no stop words, accents folded), one per literal term from the same sanitiser (knowledge/query.py),
+ANDed, so nothing a person types is tsquery syntax. They are matched and ranked in the narrow
+`knowledge_message_search` table (id, session, role, time, tsvector), aliased `m` so the shared
+filters apply to it as to a message; only the page's rows are then read from `knowledge_message`.
+Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
+ranked the same in the tests). Queries with Chinese,
 Japanese, Korean… characters are substring matches on `search_text`, served by a pg_trgm GIN
 index, newest first, as the FTS5 trigram path. Snippets are cut in Python from the
 page's content (knowledge/snippets.py), with `ts_headline` as the fallback for hits in tool
@@ -32,6 +35,7 @@ _HEADLINE = (
 
 @dataclass
 class PgPlan:
+    table: str  # aliased `m`: the word index's table, or the messages for substring matches
     where: str
     params: list[Any]
     rank: str | None  # SQL of the rank (needs `tsq`), or None for newest first
@@ -46,7 +50,7 @@ class PgPlan:
         # The query first: joins after the message table bind to it.
         tsq = f"(SELECT {self.tsquery} AS q) tsq, " if self.tsquery else ""
         join = " JOIN knowledge_chatsession s ON s.id = m.session_id" if self.needs_session else ""
-        return f"{tsq}knowledge_message m{join}"
+        return f"{tsq}{self.table} m{join}"
 
     @property
     def all_params(self) -> list[Any]:
@@ -55,6 +59,11 @@ class PgPlan:
     @property
     def order(self) -> str:
         return f"{self.rank} DESC, m.id DESC" if self.rank else "m.id DESC"
+
+    @property
+    def ranked(self) -> str:
+        """The rank as a column (a constant for newest-first matches; ties go to the newest)."""
+        return f"{self.rank} AS r" if self.rank else "0 AS r"
 
 
 def _like(term: str) -> str:
@@ -68,13 +77,14 @@ def plan(terms: list[Term], filters: Filters) -> PgPlan:
     if any(t.unsegmented for t in terms):
         subs = ["m.search_text LIKE %s" for _ in terms]
         return PgPlan(
-            " AND ".join(subs + where), [_like(t.text) for t in terms] + params, None, None, [],
+            "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in terms] + params, None, None, [],
             needs_session, [t.text for t in terms], frozenset(),
         )  # fmt: skip
     tsquery = " && ".join(f"phraseto_tsquery('{CONFIG}', %s)" for _ in terms)
     return PgPlan(
-        " AND ".join(["m.search_vector @@ tsq.q", *where]), params, "ts_rank(m.search_vector, tsq.q, 1)",
-        tsquery, [t.text for t in terms], needs_session, [], query_stems(t.text for t in terms),
+        "knowledge_message_search", " AND ".join(["m.search_vector @@ tsq.q", *where]), params,
+        "ts_rank(m.search_vector, tsq.q, 1)", tsquery, [t.text for t in terms], needs_session, [],
+        query_stems(t.text for t in terms),
     )  # fmt: skip
 
 
@@ -109,10 +119,13 @@ def search_messages(query: str, terms: list[Term], filters: Filters, limit: int,
         total = int(cur.fetchone()[0])
         rows: list[tuple[Any, ...]] = []
         if total > min(offset, search_results.COUNT_CAP):
+            # The page is chosen in the index's table; only its rows are read in full.
             cur.execute(
                 "SELECT m.id, m.session_id, s2.title, s2.name, s2.source, m.role, m.created_at, m.content"
-                f" FROM {p.from_sql} JOIN knowledge_chatsession s2 ON s2.id = m.session_id"
-                f" WHERE {p.where} ORDER BY {p.order} LIMIT %s OFFSET %s",
+                f" FROM (SELECT m.id, {p.ranked} FROM {p.from_sql} WHERE {p.where}"
+                f" ORDER BY {p.order} LIMIT %s OFFSET %s) page"
+                " JOIN knowledge_message m ON m.id = page.id JOIN knowledge_chatsession s2 ON s2.id = m.session_id"
+                " ORDER BY page.r DESC, m.id DESC",
                 [*p.all_params, limit, offset],
             )
             rows = cur.fetchall()
@@ -128,9 +141,8 @@ def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[l
     """(session id, best message id) for the `limit` best sessions, and those messages' snippets."""
     p = plan(terms, filters)
     with connection.cursor() as cur:
-        ranked = f"{p.rank} AS r" if p.rank else "m.id AS r"
         cur.execute(
-            f"SELECT session_id, id FROM (SELECT DISTINCT ON (m.session_id) m.session_id, m.id, {ranked}"
+            f"SELECT session_id, id FROM (SELECT DISTINCT ON (m.session_id) m.session_id, m.id, {p.ranked}"
             f" FROM {p.from_sql} WHERE {p.where} ORDER BY m.session_id, {p.order}) best"
             " ORDER BY r DESC, id DESC LIMIT %s",
             [*p.all_params, limit],

@@ -26,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-start_postgres "$CLUSTER" "${HERMES_PG_PORT:-5433}"
+PG_EXTRA_OPTS="$(pg_memory_opts)" start_postgres "$CLUSTER" "${HERMES_PG_PORT:-5433}"
 start_redis "$CLUSTER" "${HERMES_REDIS_PORT:-6380}"
 export HERMES_HOME="$HOME_DIR" HERMES_QUEUE=tasks DATABASE_URL REDIS_URL
 

@@ -18,6 +18,19 @@ ensure_packages() {
   fi
 }
 
+# pg_memory_opts: the server's cache sized as PostgreSQL's manual advises for a machine it serves
+# (shared_buffers a quarter of the memory, capped at 1 GB; the planner told of the rest). With
+# the default 128 MB, ranking a common word at a million messages reads its hits' index rows
+# from the kernel page by page: 2.25x FTS5's median instead of 1.68x on this project's benchmark.
+pg_memory_opts() {
+  local kb mb
+  kb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+  mb=$(( kb / 4096 )); [ "$mb" -gt 1024 ] && mb=1024
+  if [ "$mb" -ge 256 ]; then
+    echo "-c shared_buffers=${mb}MB -c effective_cache_size=$(( kb / 2048 ))MB"
+  fi
+}
+
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

@@ -35,7 +35,14 @@ def _integrity_check() -> None:
     """The index agrees with the messages (FTS5's own check; on PostgreSQL: every row indexed)."""
     with connection.cursor() as cur:
         if connection.vendor == "postgresql":
-            cur.execute("SELECT count(*) FROM knowledge_message WHERE search_vector IS NULL OR search_text IS NULL")
+            cur.execute(
+                "SELECT count(*) FROM knowledge_message m LEFT JOIN knowledge_message_search i ON i.id = m.id"
+                " WHERE i.id IS NULL OR m.search_text IS NULL OR i.session_id <> m.session_id"
+            )
+            assert cur.fetchone()[0] == 0
+            cur.execute(
+                "SELECT count(*) FROM knowledge_message_search WHERE id NOT IN (SELECT id FROM knowledge_message)"
+            )
             assert cur.fetchone()[0] == 0
             return
         cur.execute("INSERT INTO knowledge_message_fts(knowledge_message_fts, rank) VALUES('integrity-check', 1)")
@@ -49,7 +56,9 @@ def _damage_index() -> None:
     with connection.cursor() as cur:
         if connection.vendor == "postgresql":
             cur.execute("DROP TRIGGER knowledge_message_search ON knowledge_message")
-            cur.execute("UPDATE knowledge_message SET search_vector = NULL, search_text = NULL")
+            cur.execute("DROP TRIGGER knowledge_message_search_sync ON knowledge_message")
+            cur.execute("UPDATE knowledge_message SET search_text = NULL")
+            cur.execute("DELETE FROM knowledge_message_search")
             return
         cur.execute("INSERT INTO knowledge_message_fts(knowledge_message_fts) VALUES('delete-all')")
         cur.execute("DELETE FROM knowledge_message_trigram")
@@ -81,6 +90,24 @@ def test_stemmed_and_diacritic_insensitive_match() -> None:
     s = _session("t")
     m = _msg(s, "The café was running its deployments all night")
     assert _ids(search_messages("cafe deployment run").results) == [m.id]
+
+
+def test_common_english_words_are_found_as_on_every_database() -> None:
+    """No stop-word list: "other", "so" and "once" are words a person may look for."""
+    s = _session("t")
+    m = _msg(s, "once the other branch merged, so what?")
+    _msg(s, "nothing in common here")
+    for word in ("other", "so", "once", "what"):
+        assert _ids(search_messages(word).results) == [m.id], word
+
+
+def test_moving_a_message_moves_it_in_the_filters() -> None:
+    first, second = _session("first"), _session("second")
+    m = _msg(first, "a kubernetes rollout note")
+    Message.objects.filter(id=m.id).update(session=second, role="assistant")
+    assert _ids(search_messages("kubernetes", session_id=second.id, roles=["assistant"]).results) == [m.id]
+    assert search_messages("kubernetes", session_id=first.id).results == []
+    _integrity_check()
 
 
 def test_phrase_and_hyphenated_terms() -> None:

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
 _fts_migration = importlib.import_module("knowledge.migrations.0003_search_index")
-_pg_migration = importlib.import_module("knowledge.migrations.0006_postgres_search")
+_pg_migration = importlib.import_module("knowledge.migrations.0011_postgres_search_table_issue18")
 
 
 def rebuild_postgres(cursor: Any) -> int:
