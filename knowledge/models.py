@@ -176,7 +176,11 @@ class ReviewRun(models.Model):
         """queued -> running, unless another live review of the same session is running (then it
         stays queued and the caller waits): one review per session at a time, across processes."""
         with transaction.atomic():
-            running = ReviewRun.objects.select_for_update().filter(session_id=self.session_id, status="running")
+            if self.session_id:
+                # The session's row is the lock: locking the running runs alone locks nothing when
+                # none runs yet, and on PostgreSQL two starts then both saw none and both ran.
+                list(ChatSession.objects.select_for_update().filter(pk=self.session_id).values_list("pk"))
+            running = ReviewRun.objects.filter(session_id=self.session_id, status="running")
             if self.session_id and any(is_alive(r.worker) for r in running.exclude(pk=self.pk)):
                 return False
             now = timezone.now()
