@@ -24,10 +24,10 @@ from django.db.models import Count, Exists, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from knowledge import search_pg, search_results
+from knowledge import search_pg, search_results, search_top
 from knowledge.models import ChatSession, Message
-from knowledge.query import parse_terms
-from knowledge.search_plan import MESSAGES, SESSIONS, Filters, Plan, plan_query
+from knowledge.query import Term, parse_terms
+from knowledge.search_plan import FTS_TABLE, MESSAGES, SESSIONS, Filters, Plan, plan_query
 from knowledge.search_results import (
     SESSION_BATCH,
     ContextMessage,
@@ -70,10 +70,16 @@ def _count(cur: Any, plan: Plan) -> int:
     return int(cur.fetchone()[0])
 
 
-def _page(cur: Any, plan: Plan, total: int, limit: int, offset: int) -> tuple[list[int], dict[int, str]]:
+def _page(
+    cur: Any, plan: Plan, terms: list[Term], total: int, limit: int, offset: int
+) -> tuple[list[int], dict[int, str]]:
     """The ids of one page of hits, best first, and the snippets already computed for them."""
     t = plan.table
     if plan.ranked and not plan.filter_where and total > search_results.COUNT_CAP:
+        if t == FTS_TABLE and len(terms) == 1 and plan.match is not None:
+            ids = search_top.ranked_page(cur, terms[0].text, plan.match, limit, offset)
+            if ids is not None:
+                return ids, {}
         cur.execute(
             f"SELECT rowid FROM {t} WHERE {' AND '.join(plan.index_where)} ORDER BY bm25({t}) LIMIT %s OFFSET %s",
             [*plan.index_params, limit, offset],
@@ -143,7 +149,7 @@ def search_messages(
     with connection.cursor() as cur:
         total = _count(cur, plan)
         if total > min(offset, search_results.COUNT_CAP):  # a capped count says nothing about deep pages
-            ids, snippets = _page(cur, plan, total, limit, offset)
+            ids, snippets = _page(cur, plan, terms, total, limit, offset)
             rows = _message_rows(cur, ids)
             ids = [i for i in ids if i in rows]  # an index entry without its message: skip it
             for i in ids:
