@@ -13,7 +13,7 @@ from django.db import connection
 
 from knowledge import search_results, search_top
 from knowledge.models import ChatSession, Message
-from knowledge.search import search_messages
+from knowledge.search import search_messages, search_sessions
 from knowledge.search_plan import FTS_TABLE
 from knowledge.snippets import HIGHLIGHT_END, HIGHLIGHT_START
 from tests import dbs
@@ -145,3 +145,32 @@ def test_rebuilding_the_index_lists_every_word_past_the_count_cap(many_hits: Non
     assert _listed("rare") is None
     assert _listed("word1") is not None  # every filler word is in more than 5 messages
     assert _page("kafka") == weak
+
+
+def test_filtered_searches_and_sessions_rank_through_the_list(many_hits: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_top, "TOP_SIZE", 12)
+    one, two, three = (
+        ChatSession.objects.create(title=t, source=src) for t, src in (("1", "web"), ("2", "web"), ("3", "cli"))
+    )
+    strong = Message.objects.create(session=one, role="assistant", content="kafka kafka kafka broker").pk
+    weak = [
+        Message.objects.create(session=(two, three)[i % 2], role="user", content=f"kafka {_FILLER} {'pad ' * i}").pk
+        for i in range(30)
+    ]
+    tool = Message.objects.create(session=one, role="tool", content=f"kafka {_FILLER} {'pad ' * 40}").pk
+    assert _page("kafka", limit=10) == [strong, *weak[:9]]
+    assert _page("kafka", limit=40) == [strong, *weak, tool] == _exact("kafka")
+    assert _listed("kafka") == (tool, [strong, *weak[:11]])
+    user = [h.message_id for h in search_messages("kafka", roles=["user"], limit=5).results]
+    cli = [h.message_id for h in search_messages("kafka", sources=["cli"], limit=4).results]
+    assert user == weak[:5] and cli == weak[1:9:2]
+    # Beyond the list: ranked over every hit.
+    assert [h.message_id for h in search_messages("kafka", roles=["tool"]).results] == [tool]
+    assert [(h.session_id, h.message_id) for h in search_sessions("kafka", limit=3)] == [
+        (one.id, strong),
+        (two.id, weak[0]),
+        (three.id, weak[1]),
+    ]
+    assert [h.message_id for h in search_sessions("kafka", limit=2, exclude_session_id=one.id)] == weak[:2]
+    assert [h.message_id for h in search_sessions("kafka", limit=3, exclude_session_id=two.id)] == [strong, weak[1]]
+    assert [h.message_id for h in search_sessions("kafka", roles=["tool"])] == [tool]
