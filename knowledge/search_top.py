@@ -43,15 +43,11 @@ _TOKENS = "knowledge_query_tokens"  # temp: FTS5's tokenizer, applied to query w
 _ROWS = "knowledge_fts_rows"  # temp: the word index's per-token hit counts (fts5vocab 'row')
 
 
-def _temp_tables(cur: Any) -> None:
-    cur.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOKENS} USING fts5(t, tokenize='{TOKENIZE}')")
-    cur.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOKENS}_v USING fts5vocab(temp, {_TOKENS}, instance)")
-    cur.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_ROWS} USING fts5vocab(main, {FTS_TABLE}, row)")
-
-
 def token(cur: Any, text: str) -> str | None:
     """The one token the word index stores for `text`, or None when it makes 0 or 2+ tokens."""
-    _temp_tables(cur)
+    # Temporary tables live and die with the connection (and a rolled-back transaction): made when missing.
+    cur.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOKENS} USING fts5(t, tokenize='{TOKENIZE}')")
+    cur.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOKENS}_v USING fts5vocab(temp, {_TOKENS}, instance)")
     cur.execute(f"INSERT INTO temp.{_TOKENS}(rowid, t) VALUES (1, %s)", [text])
     cur.execute(f"SELECT term FROM temp.{_TOKENS}_v LIMIT 2")
     found = [term for (term,) in cur.fetchall()]
@@ -125,7 +121,7 @@ def rebuild_lists(cur: Any) -> int:
     """Make the list of every token with more than COUNT_CAP hits (after a bulk load or an index
     rebuild); returns how many. Only tokens that a quoted query matches exactly get one here
     (the porter stemmer does not always return a stem unchanged); a search makes the others."""
-    _temp_tables(cur)
+    cur.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_ROWS} USING fts5vocab(main, {FTS_TABLE}, row)")
     cur.execute(f"DELETE FROM {TOP_TABLE}")
     cur.execute(f"SELECT term FROM temp.{_ROWS} WHERE doc > %s", [search_results.COUNT_CAP])
     made = 0
