@@ -53,21 +53,27 @@ def timed(fns: dict[str, Callable[[str], object]], items: list[str], caps: dict[
     return out
 
 
-def overlap(qs: list[str]) -> tuple[float, float]:
-    """Mean and lowest share of search_messages' top 20 also in the exact bm25 top 20 of the
-    whole index (every hit scored, whatever search_messages does)."""
+def exact_top(q: str) -> list[int]:
+    """The exact bm25 top 20 of the whole word index: every hit scored (the ranking alone, no
+    message rows or snippets) — what search_messages did for every query before top lists."""
     from django.db import connection
 
-    import knowledge.search as search
     from knowledge.query import parse_terms, quote_term
     from knowledge.search_plan import FTS_TABLE
 
+    words = " ".join(quote_term(t.text) for t in parse_terms(q))
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s ORDER BY bm25({FTS_TABLE}) LIMIT 20", [words])  # fmt: skip
+        return [r[0] for r in cur.fetchall()]
+
+
+def overlap(qs: list[str]) -> tuple[float, float]:
+    """Mean and lowest share of search_messages' top 20 also in the exact bm25 top 20."""
+    import knowledge.search as search
+
     shares = []
     for q in qs:
-        words = " ".join(quote_term(t.text) for t in parse_terms(q))
-        with connection.cursor() as cur:
-            cur.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s ORDER BY bm25({FTS_TABLE}) LIMIT 20", [words])  # fmt: skip
-            exact = {r[0] for r in cur.fetchall()}
+        exact = set(exact_top(q))
         got = {h.message_id for h in search.search_messages(q, limit=20).results}
         if exact:
             shares.append(len(exact & got) / len(exact))
@@ -79,7 +85,7 @@ def in_process(size: int, qs: list[str], cfg: dict[str, Any]) -> list[Figure]:
 
     ms = timed(
         {"fts": lambda q: search.search_messages(q, limit=20), "sessions": lambda q: search.search_sessions(q, limit=3),
-         "like": like_scan},
+         "like": like_scan, "exact": exact_top},
         qs, {"like": cfg["like"]},
     )  # fmt: skip
     cjk = timed({"cjk": lambda q: search.search_messages(q, limit=20)}, CHINESE * 2, {})["cjk"]
@@ -95,11 +101,16 @@ def in_process(size: int, qs: list[str], cfg: dict[str, Any]) -> list[Figure]:
     )
     if size >= 1_000_000:
         fts.goal, fts.met = "p95 < 20 ms, overlap >= 0.9", (fts.p95 or 0) < 20 and mean >= 0.9
+    ranking = figure_from(
+        "5", f"search_messages vs exact bm25 ranking alone @{label}", "ms", Samples(ms["fts"], ms["exact"]),
+        reference="exact bm25 top 20, every hit scored (no rows, no snippets)",
+        result=f"p95 {p95(ms['fts']):.1f} vs {p95(ms['exact']):.1f} ms; common words ranked through top lists",
+    )  # fmt: skip
     ses = figure_from("5", f"search_sessions @{label}", "ms", Samples(ms["sessions"], like), reference="LIKE scan, same page")  # fmt: skip
     zh = figure_from("5", f"trigram (Chinese) search @{label}", "ms", Samples(cjk, []))
     slow = sorted(zip(ms["fts"], qs, strict=False), reverse=True)[:3]
     fts.profile = "; ".join(f"'{q}' {t:.0f} ms over {hits(q):,} hits" for t, q in slow)
-    return [fts, ses, zh]
+    return [fts, ranking, ses, zh]
 
 
 def hits(q: str) -> int:

@@ -75,15 +75,21 @@ def _count(cur: Any, plan: Plan, *, filtered: bool = True) -> int:
     return int(cur.fetchone()[0])
 
 
-def _listed(cur: Any, plan: Plan, terms: list[Term], need: int) -> list[tuple[int, str]] | None:
+def _listed(cur: Any, plan: Plan, terms: list[Term], need: int | None) -> list[tuple[int, str]] | None:
     """(message id, session id) of a common word's best hits that pass the filters, best first,
-    from its top list: every other hit ranks below all of them. None when no list applies."""
+    from its top list: every other hit ranks below all of them. `need`: the page's hits, or None
+    for as many as the list can tell. None when no list applies."""
     if plan.table != FTS_TABLE or len(terms) != 1 or plan.match is None:
         return None
     if _count(cur, plan, filtered=False) <= search_results.COUNT_CAP:
         return None
+    text = terms[0].text
     # Filters may drop any of the list's hits: then all of them are read, not just the page's.
-    ids = search_top.ranked_page(cur, terms[0].text, plan.match, search_top.TOP_SIZE if plan.filter_where else need, 0)
+    ids = (
+        search_top.ranked(cur, text, plan.match)
+        if need is None
+        else search_top.ranked_page(cur, text, plan.match, need, 0)
+    )
     if not ids:
         return None
     join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if plan.needs_session else ""
@@ -102,7 +108,7 @@ def _page(
     """The ids of one page of hits, best first, and the snippets already computed for them."""
     t = plan.table
     if plan.ranked and (plan.filter_where or total > search_results.COUNT_CAP):
-        listed = _listed(cur, plan, terms, offset + limit)
+        listed = _listed(cur, plan, terms, None if plan.filter_where else offset + limit)
         if listed is not None and len(listed) >= offset + limit:
             return [mid for mid, _ in listed[offset : offset + limit]], {}
     if plan.ranked and not plan.filter_where and total > search_results.COUNT_CAP:
@@ -262,7 +268,7 @@ def _streamed(cur: Any) -> Iterator[tuple[int, str]]:
 
 def _best_per_session(plan: Plan, terms: list[Term], limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
     with connection.cursor() as cur:
-        listed = _listed(cur, plan, terms, search_top.TOP_SIZE)
+        listed = _listed(cur, plan, terms, None)
         best = _sessions_of(listed or [], limit)
         if len(best) < limit:
             # Hits stream in rank order (all of them scored, as FTS5 does for ORDER BY rank); the

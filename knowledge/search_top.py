@@ -3,21 +3,24 @@ word, kept so a search for it ranks a few hundred candidates instead of every hi
 
 FTS5 computes bm25 for every hit before it can return the best 20: ~0.6 µs a hit on this
 machine, 45 ms for a word in 70,000 of 1M messages — bounded by FTS5 itself (a docsize lookup
-and a position list per hit; the count, the snippets and the message rows cost < 1 ms). So for
-a one-word query with more than COUNT_CAP hits, the table `knowledge_message_fts_top` (knowledge
-0012) keeps the word's TOP_SIZE best hits by exact bm25, and `upto`, the newest message id when
-the list was made. A page is then the bm25 order of:
+and a position list per hit; the count, the snippets and the message rows cost < 1 ms; the
+connection already maps the file and caches 64 MB; merging the index's segments changes
+nothing). So for a one-word query with more than COUNT_CAP hits, the table
+`knowledge_message_fts_top` (knowledge 0012) keeps the word's TOP_SIZE best hits by exact bm25,
+and `upto`, the newest message id when the list was made. Hits are then ranked from:
 
 - the list's first offset + limit (+ SLACK) entries that still match (deleted ones drop out),
-- and every hit newer than `upto`, ranked by FTS5 (a rowid range: only the new hits are scored).
+- and every hit newer than `upto` (message ids are never reused),
 
-Both sides are scored by bm25 in the same state of the index, so the merge is exact relative to
-the list. What a list can miss: an older message edited into a better match, and score drift as
-the collection's average length changes — so a list is remade (one exact ranking, the cost of
-the search without it) once the word has more than TAIL_MAX newer hits, when entries it needs
-were deleted, and by `rebuild_search_index` for every word with more than COUNT_CAP hits.
-Pages beyond the list, several words, phrases and filtered searches are ranked exactly over all
-hits, as before.
+both scored by bm25 in one pass over the word's hits, in the current state of the index: any
+other hit ranked below the whole list when it was made, so the result is the exact order
+relative to the list. What a list can miss: an older message edited into a better match (the
+product does not edit stored messages) and drift as the collection's average message length
+changes — so a list is remade (one exact ranking: the cost of the search without it) once the
+word has more than TAIL_MAX newer hits, when entries a page needs were deleted, and by
+`rebuild_search_index` for every word with more than COUNT_CAP hits. Pages beyond the list,
+phrases and several words are ranked over every hit, as before; so are filtered searches
+(knowledge/search.py) whose page the list's hits cannot fill.
 
 The list is keyed by the word's token as the index stores it (porter-stemmed, case- and
 diacritic-folded), read from FTS5's own tokenizer through a temporary table of the connection —
@@ -115,6 +118,12 @@ def ranked_page(cur: Any, text: str, match: str, limit: int, offset: int) -> lis
     if hits is None:
         hits = _store(cur, tok, match)[:need]
     return [rowid for rowid, _ in hits[offset:need]]
+
+
+def ranked(cur: Any, text: str, match: str) -> list[int] | None:
+    """As many of the word's best hits as its list can tell (for filters and sessions, which may
+    skip any of them); a few deleted entries do not force a remake."""
+    return ranked_page(cur, text, match, max(1, TOP_SIZE - SLACK), 0)
 
 
 def rebuild_lists(cur: Any) -> int:
