@@ -3,7 +3,9 @@
 - search_messages (bm25, snippets, capped count) and search_sessions, against a LIKE '%term%'
   scan doing the same work (same page of 20 hits with snippets, same capped count, newest first
   so it can stop early on common words: the comparison favours the scan); all interleaved;
-- ranking kept: the top 20 against an exact `ORDER BY bm25()` over the whole index (overlap);
+- ranking kept: the top 20 against an exact `ORDER BY bm25()` over the whole index (overlap,
+  mean and lowest, over every query) — common words are ranked through their top lists
+  (knowledge/search_top.py), made after the bulk load as `rebuild_search_index` makes them;
 - the search page through a real daphne, and the Django admin's message search, against the
   in-process search_messages for the same query, interleaved;
 - daphne's resident memory after serving those on the largest database (figure 8).
@@ -51,24 +53,31 @@ def timed(fns: dict[str, Callable[[str], object]], items: list[str], caps: dict[
     return out
 
 
-def overlap(qs: list[str]) -> float:
-    """Mean share of search_messages' top 20 also in the exact bm25 top 20 of the whole index."""
+def exact_top(q: str) -> list[int]:
+    """The exact bm25 top 20 of the whole word index: every hit scored (the ranking alone, no
+    message rows or snippets) — what search_messages did for every query before top lists."""
     from django.db import connection
 
-    import knowledge.search as search
     from knowledge.query import parse_terms, quote_term
     from knowledge.search_plan import FTS_TABLE
 
+    words = " ".join(quote_term(t.text) for t in parse_terms(q))
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s ORDER BY bm25({FTS_TABLE}) LIMIT 20", [words])  # fmt: skip
+        return [r[0] for r in cur.fetchall()]
+
+
+def overlap(qs: list[str]) -> tuple[float, float]:
+    """Mean and lowest share of search_messages' top 20 also in the exact bm25 top 20."""
+    import knowledge.search as search
+
     shares = []
     for q in qs:
-        words = " ".join(quote_term(t.text) for t in parse_terms(q))
-        with connection.cursor() as cur:
-            cur.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s ORDER BY bm25({FTS_TABLE}) LIMIT 20", [words])  # fmt: skip
-            exact = {r[0] for r in cur.fetchall()}
+        exact = set(exact_top(q))
         got = {h.message_id for h in search.search_messages(q, limit=20).results}
         if exact:
             shares.append(len(exact & got) / len(exact))
-    return sum(shares) / len(shares) if shares else 1.0
+    return (sum(shares) / len(shares), min(shares)) if shares else (1.0, 1.0)
 
 
 def in_process(size: int, qs: list[str], cfg: dict[str, Any]) -> list[Figure]:
@@ -76,7 +85,7 @@ def in_process(size: int, qs: list[str], cfg: dict[str, Any]) -> list[Figure]:
 
     ms = timed(
         {"fts": lambda q: search.search_messages(q, limit=20), "sessions": lambda q: search.search_sessions(q, limit=3),
-         "like": like_scan},
+         "like": like_scan, "exact": exact_top},
         qs, {"like": cfg["like"]},
     )  # fmt: skip
     cjk = timed({"cjk": lambda q: search.search_messages(q, limit=20)}, CHINESE * 2, {})["cjk"]
@@ -85,18 +94,28 @@ def in_process(size: int, qs: list[str], cfg: dict[str, Any]) -> list[Figure]:
     fts = figure_from(
         "5", f"search_messages @{label}", "ms", Samples(ms["fts"], like), reference="LIKE scan, same page"
     )
-    fts.result = f"{median(like) / median(ms['fts']):.1f}x faster than the scan; top-20 overlap with exact bm25 {overlap(qs[:20]):.2f}"
+    mean, lowest = overlap(qs)
+    fts.result = (
+        f"{median(like) / median(ms['fts']):.1f}x faster than the scan; "
+        f"top-20 overlap with exact bm25 {mean:.2f} (lowest query {lowest:.2f})"
+    )
     if size >= 1_000_000:
-        fts.goal, fts.met = "p95 < 20 ms, overlap >= 0.9", (fts.p95 or 0) < 20
+        fts.goal, fts.met = "p95 < 20 ms, overlap >= 0.9", (fts.p95 or 0) < 20 and mean >= 0.9
+    ranking = figure_from(
+        "5", f"search_messages vs exact bm25 ranking alone @{label}", "ms", Samples(ms["fts"], ms["exact"]),
+        reference="exact bm25 top 20, every hit scored (no rows, no snippets)",
+        result=f"p95 {p95(ms['fts']):.1f} vs {p95(ms['exact']):.1f} ms; common words ranked through top lists",
+    )  # fmt: skip
     ses = figure_from("5", f"search_sessions @{label}", "ms", Samples(ms["sessions"], like), reference="LIKE scan, same page")  # fmt: skip
     zh = figure_from("5", f"trigram (Chinese) search @{label}", "ms", Samples(cjk, []))
     slow = sorted(zip(ms["fts"], qs, strict=False), reverse=True)[:3]
     fts.profile = "; ".join(f"'{q}' {t:.0f} ms over {hits(q):,} hits" for t, q in slow)
-    return [fts, ses, zh]
+    return [fts, ranking, ses, zh]
 
 
 def hits(q: str) -> int:
-    """Every message the word index matches for `q` (bm25 is computed for each of them)."""
+    """Every message the word index matches for `q` (a one-word query with more than COUNT_CAP
+    scores only its top list and newer hits; any other query, each of them)."""
     from django.db import connection
 
     from knowledge.search import matching_ids_sql
@@ -158,6 +177,8 @@ def run(scale: str) -> list[Figure]:
     django.setup()
     from django.db import connection
 
+    from knowledge import search_top
+
     words = vocabulary()
     qs = queries(words, cfg["queries"])
     figures: list[Figure] = []
@@ -171,11 +192,14 @@ def run(scale: str) -> list[Figure]:
         build = time.time() - t
         connection.close()
         connection.settings_dict["NAME"] = str(db)
+        t = time.time()
+        with connection.cursor() as cur:  # as rebuild_search_index does after filling the indexes
+            lists = search_top.rebuild_lists(cur)
+        ranked = time.time() - t
         got = in_process(size, qs, cfg)
-        got[
-            0
-        ].notes = (
-            f"loaded + indexed in {build:.0f}s, database {db.stat().st_size / 1e6:.0f} MB; slowest: {got[0].profile}"
+        got[0].notes = (
+            f"loaded + indexed in {build:.0f}s, top lists for {lists} common words in {ranked:.0f}s, "
+            f"database {db.stat().st_size / 1e6:.0f} MB; slowest: {got[0].profile}"
         )
         figures.extend(got)
         figures.extend(through_daphne(home, size, qs, cfg))

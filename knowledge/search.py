@@ -15,7 +15,8 @@ matched words — never HTML — so the template layer escapes the text and adds
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -24,10 +25,10 @@ from django.db.models import Count, Exists, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from knowledge import search_pg, search_results
+from knowledge import search_pg, search_results, search_top
 from knowledge.models import ChatSession, Message
-from knowledge.query import parse_terms
-from knowledge.search_plan import MESSAGES, SESSIONS, Filters, Plan, plan_query
+from knowledge.query import Term, parse_terms
+from knowledge.search_plan import FTS_TABLE, MESSAGES, SESSIONS, Filters, Plan, plan_query
 from knowledge.search_results import (
     SESSION_BATCH,
     ContextMessage,
@@ -50,29 +51,66 @@ def _to_datetime(value: Any) -> datetime | None:
 
 # -- query execution ----------------------------------------------------------------------------------
 #
-# Ranking is exact: every hit is bm25-scored, as FTS5 must, and nothing else is done per hit.
-# The count stops at COUNT_CAP + 1 rows. Without filters, neither the count nor the ranking
-# touches the messages table; the message rows and snippets are read for the final page only.
-# For a query with many hits, the page is chosen by SQLite's top-N sorter over bm25() (it keeps
-# only offset + limit rows) — cheaper than ORDER BY rank, for which FTS5 fully sorts every hit
-# before the first row comes out; snippets then come from one lookup of those rowids. With few
-# hits, or with filters (which must see rows in rank order until the page is full), one
-# streaming query over ORDER BY rank does it all and computes snippet() for the page rows only.
+# Ranking is exact bm25: every hit is scored, as FTS5 must — except for a one-word query with
+# more than COUNT_CAP hits, which is ranked through the word's top list (knowledge/search_top.py):
+# its best hits by bm25 plus the newer ones; a page or a set of sessions it cannot fill from them
+# is ranked over every hit as below. The count stops at COUNT_CAP + 1 rows. Without filters,
+# neither the count nor the ranking touches the messages table; the message rows and snippets
+# are read for the final page only. For a query with many hits, the page is chosen by SQLite's
+# top-N sorter over bm25() (it keeps only offset + limit rows) — cheaper than ORDER BY rank, for
+# which FTS5 fully sorts every hit before the first row comes out; snippets then come from one
+# lookup of those rowids. With few hits, or with filters (which must see rows in rank order
+# until the page is full), one streaming query over ORDER BY rank does it all and computes
+# snippet() for the page rows only.
 
 
-def _count(cur: Any, plan: Plan) -> int:
-    frm = plan.from_sql if plan.filter_where else plan.table
-    where = plan.where_sql if plan.filter_where else " AND ".join(plan.index_where)
-    params = plan.params if plan.filter_where else plan.index_params
+def _count(cur: Any, plan: Plan, *, filtered: bool = True) -> int:
+    filtered = filtered and bool(plan.filter_where)
+    frm = plan.from_sql if filtered else plan.table
+    where = plan.where_sql if filtered else " AND ".join(plan.index_where)
+    params = plan.params if filtered else plan.index_params
     cur.execute(
         f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s)", [*params, search_results.COUNT_CAP + 1]
     )
     return int(cur.fetchone()[0])
 
 
-def _page(cur: Any, plan: Plan, total: int, limit: int, offset: int) -> tuple[list[int], dict[int, str]]:
+def _listed(cur: Any, plan: Plan, terms: list[Term], need: int | None) -> list[tuple[int, str]] | None:
+    """(message id, session id) of a common word's best hits that pass the filters, best first,
+    from its top list: every other hit ranks below all of them. `need`: the page's hits, or None
+    for as many as the list can tell. None when no list applies."""
+    if plan.table != FTS_TABLE or len(terms) != 1 or plan.match is None:
+        return None
+    if _count(cur, plan, filtered=False) <= search_results.COUNT_CAP:
+        return None
+    text = terms[0].text
+    # Filters may drop any of the list's hits: then all of them are read, not just the page's.
+    ids = (
+        search_top.ranked(cur, text, plan.match)
+        if need is None
+        else search_top.ranked_page(cur, text, plan.match, need, 0)
+    )
+    if not ids:
+        return None
+    join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if plan.needs_session else ""
+    cur.execute(
+        f"SELECT m.id, m.session_id FROM {MESSAGES} m{join} WHERE m.id IN (SELECT value FROM json_each(%s))"
+        + "".join(f" AND {cond}" for cond in plan.filter_where),
+        [json.dumps(ids), *plan.filter_params],
+    )
+    session_of = dict(cur.fetchall())
+    return [(mid, session_of[mid]) for mid in ids if mid in session_of]
+
+
+def _page(
+    cur: Any, plan: Plan, terms: list[Term], total: int, limit: int, offset: int
+) -> tuple[list[int], dict[int, str]]:
     """The ids of one page of hits, best first, and the snippets already computed for them."""
     t = plan.table
+    if plan.ranked and (plan.filter_where or total > search_results.COUNT_CAP):
+        listed = _listed(cur, plan, terms, None if plan.filter_where else offset + limit)
+        if listed is not None and len(listed) >= offset + limit:
+            return [mid for mid, _ in listed[offset : offset + limit]], {}
     if plan.ranked and not plan.filter_where and total > search_results.COUNT_CAP:
         cur.execute(
             f"SELECT rowid FROM {t} WHERE {' AND '.join(plan.index_where)} ORDER BY bm25({t}) LIMIT %s OFFSET %s",
@@ -143,7 +181,7 @@ def search_messages(
     with connection.cursor() as cur:
         total = _count(cur, plan)
         if total > min(offset, search_results.COUNT_CAP):  # a capped count says nothing about deep pages
-            ids, snippets = _page(cur, plan, total, limit, offset)
+            ids, snippets = _page(cur, plan, terms, total, limit, offset)
             rows = _message_rows(cur, ids)
             ids = [i for i in ids if i in rows]  # an index entry without its message: skip it
             for i in ids:
@@ -188,7 +226,7 @@ def search_sessions(
     if connection.vendor == "postgresql":
         best, snippets = search_pg.best_per_session(terms, filters, limit)
     else:
-        best, snippets = _best_per_session(plan_query(terms, filters), limit)
+        best, snippets = _best_per_session(plan_query(terms, filters), terms, limit)
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
     hits: list[SessionHit] = []
     for sid, mid in best:
@@ -210,27 +248,37 @@ def search_sessions(
     return hits
 
 
-def _best_per_session(plan: Plan, limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
+def _sessions_of(hits: Iterable[tuple[int, str]], limit: int) -> list[tuple[str, int]]:
+    """The first (best) hit of each session, for the first `limit` sessions; stops reading there."""
     best: list[tuple[str, int]] = []
     seen: set[str] = set()
-    with connection.cursor() as cur:
-        # Hits stream in rank order (all of them scored, as FTS5 does for ORDER BY rank); the
-        # first hit of a session is its best one, so reading stops once `limit` sessions are
-        # found — no GROUP BY over every hit's message row.
-        cur.execute(
-            f"SELECT m.session_id, m.id FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.order_sql}",
-            plan.params,
-        )
-        while len(best) < limit:
-            batch = cur.fetchmany(SESSION_BATCH)
-            if not batch:
+    for mid, sid in hits:
+        if sid not in seen:
+            seen.add(sid)
+            best.append((sid, mid))
+            if len(best) == limit:
                 break
-            for sid, mid in batch:
-                if sid not in seen:
-                    seen.add(sid)
-                    best.append((sid, mid))
-                    if len(best) == limit:
-                        break
+    return best
+
+
+def _streamed(cur: Any) -> Iterator[tuple[int, str]]:
+    while batch := cur.fetchmany(SESSION_BATCH):
+        yield from ((mid, sid) for sid, mid in batch)
+
+
+def _best_per_session(plan: Plan, terms: list[Term], limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
+    with connection.cursor() as cur:
+        listed = _listed(cur, plan, terms, None)
+        best = _sessions_of(listed or [], limit)
+        if len(best) < limit:
+            # Hits stream in rank order (all of them scored, as FTS5 does for ORDER BY rank); the
+            # first hit of a session is its best one, so reading stops once `limit` sessions are
+            # found — no GROUP BY over every hit's message row.
+            cur.execute(
+                f"SELECT m.session_id, m.id FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.order_sql}",
+                plan.params,
+            )
+            best = _sessions_of(_streamed(cur), limit)
         snippets = _snippets_for(cur, plan, [mid for _, mid in best])
     return best, snippets
 

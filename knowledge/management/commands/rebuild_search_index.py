@@ -14,8 +14,11 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
+from knowledge import search_top
+
 _fts_migration = importlib.import_module("knowledge.migrations.0003_search_index")
 _pg_migration = importlib.import_module("knowledge.migrations.0011_postgres_search_table_issue18")
+_top_migration = importlib.import_module("knowledge.migrations.0012_search_top_issue16")
 
 
 def rebuild_postgres(cursor: Any) -> int:
@@ -56,8 +59,11 @@ class Command(BaseCommand):
             if options["optimize"]:
                 for table in (_fts_migration.FTS, _fts_migration.TRIGRAM):
                     cur.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+            for sql in _top_migration.FORWARD_SQL:
+                cur.execute(sql)
+            lists = search_top.rebuild_lists(cur)
         self.stdout.write(
             f"Indexed {counts['knowledge_message']} messages "
-            f"({counts[_fts_migration.TRIGRAM]} with non-ASCII text in the trigram index) "
-            f"in {time.monotonic() - started:.1f}s."
+            f"({counts[_fts_migration.TRIGRAM]} with non-ASCII text in the trigram index; "
+            f"top lists for {lists} common words) in {time.monotonic() - started:.1f}s."
         )
