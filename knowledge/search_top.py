@@ -30,12 +30,15 @@ a Python stemmer disagrees with SQLite's porter on words like "as" or "technolog
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from django.db import OperationalError, transaction
 
 from knowledge import search_results
 from knowledge.search_plan import FTS_TABLE
+
+log = logging.getLogger(__name__)
 
 TOP_TABLE = f"{FTS_TABLE}_top"
 TOKENIZE = "porter unicode61 remove_diacritics 2"  # the word index's (knowledge 0003); a test checks they agree
@@ -79,10 +82,10 @@ def _store(cur: Any, tok: str, match: str) -> list[tuple[int, float]]:
                 f"INSERT OR REPLACE INTO {TOP_TABLE} (token, upto, ids) VALUES (%s, %s, %s)",
                 [tok, upto, json.dumps([rowid for rowid, _ in ranked])],
             )
-    except OperationalError:
+    except OperationalError as exc:
         # A search inside a read transaction that another connection has since written past
         # cannot write (SQLite's snapshot rule): this page is still exact, the next search keeps the list.
-        pass
+        log.debug("top list of %r not stored: %s", tok, exc)
     return ranked
 
 
