@@ -10,7 +10,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
-from knowledge import transfer
+from knowledge import home_export, transfer
 
 _MB = 1024 * 1024
 
@@ -67,10 +67,10 @@ def undo_import_view(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 def export_view(request: HttpRequest) -> HttpResponse:
     layout = request.GET.get("layout", "wrapped")
-    if layout not in transfer.LAYOUTS:
+    if layout not in home_export.LAYOUTS:
         return _page(request, 400, error=f"Unknown export layout {layout!r}.")
     # A temp file, not memory: sessions can be large; it is deleted when the response closes it.
     fh = tempfile.TemporaryFile()  # noqa: SIM115 -- FileResponse closes it after streaming
-    transfer.export_archive(fh, layout)
+    home_export.export_archive(fh, layout)
     fh.seek(0)
-    return FileResponse(fh, as_attachment=True, filename=transfer.export_filename(), content_type="application/gzip")
+    return FileResponse(fh, as_attachment=True, filename=home_export.export_filename(), content_type="application/gzip")

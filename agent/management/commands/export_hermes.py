@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge import transfer
+from knowledge import home_export
 
 
 class Command(BaseCommand):
@@ -17,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("out", help="the archive to write, e.g. hermes-export.tar.gz")
         parser.add_argument(
             "--layout",
-            choices=transfer.LAYOUTS,
+            choices=home_export.LAYOUTS,
             default="wrapped",
             help="wrapped: everything under hermes-export/; home: memories/ and skills/ at the top, "
             "shaped like a Hermes home (sessions in dashboard-export/)",
@@ -29,5 +29,5 @@ class Command(BaseCommand):
             raise CommandError(f"The folder {out.parent} does not exist.")
         if out.is_dir():
             raise CommandError(f"{out} is a folder; give the archive's file name, e.g. {out / 'hermes-export.tar.gz'}")
-        counts = transfer.export_to_path(out, options["layout"])
+        counts = home_export.export_to_path(out, options["layout"])
         self.stdout.write(f"Wrote {out}: {counts['sessions']} sessions, {counts['messages']} messages.")
