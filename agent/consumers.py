@@ -14,7 +14,8 @@ introduce themselves to the group (join/peer/leave), so a turn is mirrored only 
 socket of the session listens — on any server process sharing the channel layer.
 
 `/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
-review finishes, {"type": "review_started", "session_id"} when one is spawned.
+review finishes, {"type": "review_started", "session_id"} when one is spawned, {"type": "title",
+"session_id", "title"} when the model named a chat after its first answer.
 """
 
 from __future__ import annotations
@@ -262,3 +263,6 @@ class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
 
     async def review_started(self, event: dict[str, Any]) -> None:
         await self.send_json({**event, "type": "review_started"})
+
+    async def chat_title(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "title"})

@@ -1,4 +1,5 @@
-"""Live learning toasts: from the review thread to every open page, after the answer.
+"""Live notices from background jobs to every open page, after the answer: learning toasts
+(a review finished) and a chat's new title (the model named it).
 
 agent.notify calls its listeners from the review thread. `async_to_sync(group_send)` from a plain
 thread arrives late or never with the in-memory channel layer (DESIGN "Known traps"), so the
@@ -7,8 +8,8 @@ consumer connects.
 
 Ordering: the runner spawns the review before the chat consumer has sent the turn's last frames,
 and a fast review can finish first. A toast for a session therefore waits until that session's
-in-flight turn has been fully delivered (`TurnGate`), so the 💾 line never arrives before the
-answer it followed.
+in-flight turn has been fully delivered (`TurnGate`), so the 💾 line (or the new title) never arrives
+before the answer it followed.
 """
 
 from __future__ import annotations
@@ -99,21 +100,34 @@ def notice_payload(notice: notify.ReviewNotice) -> dict[str, Any]:
 
 
 def on_notice(notice: notify.ReviewNotice) -> None:
-    """Called on the review's thread. With the in-memory layer the send must run on the server's
-    loop (DESIGN "Known traps"); a shared layer (Redis) is reached from any thread or process,
-    e.g. a queue worker, and delivers to the pages of every server process."""
+    """Called on the review's thread."""
+    send_after_turn(notice.session_id, "review.notice", notice_payload(notice), f"review {notice.review_id}")
+
+
+def title_changed(session_id: str, title: str) -> None:
+    """The model named a chat (agent/titles.py): every open page updates its chat list and, on
+    that chat, its header. Called from the title job's thread or a queue worker."""
+    send_after_turn(session_id, "chat.title", {"session_id": session_id, "title": title}, f"title of {session_id}")
+
+
+def send_after_turn(session_id: str, event_type: str, payload: dict[str, Any], what: str) -> None:
+    """Send to every open page from any thread, after the session's in-flight turn was delivered.
+
+    With the in-memory layer the send must run on the server's loop (DESIGN "Known traps"); a
+    shared layer (Redis) is reached from any thread or process, e.g. a queue worker, and delivers
+    to the pages of every server process."""
     loop = _loop
     if loop is not None and not loop.is_closed():
-        asyncio.run_coroutine_threadsafe(_forward(notice), loop)
+        asyncio.run_coroutine_threadsafe(_forward(session_id, event_type, payload), loop)
     elif not isinstance(get_channel_layer(), InMemoryChannelLayer):
-        async_to_sync(broadcast)("review.notice", notice_payload(notice))
+        async_to_sync(broadcast)(event_type, payload)
     else:
-        log.info("review %s finished with no page connected; no toast to send", notice.review_id)
+        log.info("%s: no page connected to this process; nothing to send", what)
 
 
-async def _forward(notice: notify.ReviewNotice) -> None:
-    await gate.wait(notice.session_id)
-    await broadcast("review.notice", notice_payload(notice))
+async def _forward(session_id: str, event_type: str, payload: dict[str, Any]) -> None:
+    await gate.wait(session_id)
+    await broadcast(event_type, payload)
 
 
 async def broadcast(event_type: str, payload: dict[str, Any]) -> None:

@@ -1,11 +1,12 @@
 """The background review (SPEC §5, seed §20.3): a shadow run of the same loop that saves
 what the conversation taught into memory and skills.
 
-It runs on a bounded thread pool, at most one review per session at a time across every server
-process sharing the database (`ReviewRun.start()` claims the session; a second review waits for
-the first rather than being dropped), with its own counters off, at most
-`review.max_iterations` model calls, and only the four knowledge tools — enforced by giving
-the loop a registry that holds nothing else, so any other call is refused by the dispatcher.
+It runs in the background (agent/jobs.py: a bounded thread pool, or the durable queue), at
+most one review per session at a time across every server process sharing the database
+(`ReviewRun.start()` claims the session; a second review waits for the first rather than being
+dropped), with its own counters off, at most `review.max_iterations` model calls, and only the
+four knowledge tools — enforced by giving the loop a registry that holds nothing else, so any
+other call is refused by the dispatcher.
 Its outcome is recorded on a ReviewRun and published to the notification hook.
 """
 
@@ -14,15 +15,15 @@ from __future__ import annotations
 import json
 import logging
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections
 from django_tasks import task
 
-from agent import notify
+from agent import jobs, notify
 from agent.llm import client_from_config
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
@@ -97,7 +98,6 @@ EVIDENCE_RULE = (
     "the user's. A write whose quotes are not found in the conversation is not saved."
 )
 
-_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bg-review")
 # A review waiting for another of its session gives up after this long (the other is bounded by
 # its iteration limit and the model timeout, so this only trips on something badly wrong).
 MAX_WAIT_SECONDS = 30 * 60
@@ -151,7 +151,7 @@ def spawn_review(
     trigger: str = "nudge",
 ) -> Future[ReviewRun | None]:
     kind = prompt_kind(review_memory, review_skills)
-    durable = settings.HERMES_QUEUE == "tasks"
+    durable = jobs.durable()
     run = ReviewRun.objects.create(
         session_id=session_id,
         trigger=trigger,
@@ -165,14 +165,14 @@ def spawn_review(
         .values_list("id", flat=True)
         .first(),
     )
-    if durable:
-        transaction.on_commit(lambda: enqueue_review(run.pk))
+    # On this process's threads the review reuses the live conversation, tools and client
+    # factory; on the queue a worker rebuilds them from the run's id (review_task).
+    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
+    future = jobs.start(review_task, run.pk, kind="review", here=partial(_run_review, job))
+    if future is None:
         queued: Future[ReviewRun | None] = Future()
         queued.set_result(run)  # the queue worker (manage.py learning_worker) runs it
         return queued
-    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
-    future = _pool.submit(_run_review, job)
-    future.add_done_callback(_report_crash)
     return future
 
 
@@ -220,13 +220,6 @@ def run_review_now(
         run.fail("Another review of this session is running.")
         return run
     return _execute(ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory), run)
-
-
-def _report_crash(future: Future[ReviewRun | None]) -> None:
-    """_run_review records every failure on its run; anything escaping it is a bug worth a traceback."""
-    exc = future.exception()
-    if exc is not None:
-        log.error("background review crashed", exc_info=exc)
 
 
 def wait_for_reviews(session_id: str, timeout: float) -> bool:

@@ -19,7 +19,7 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agent import clients
+from agent import clients, titles
 from agent.compression import compress, flush_memory, needs_compression
 from agent.llm import ChatClient, LLMError
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
@@ -140,6 +140,7 @@ class AgentSession:
             session = ChatSession.objects.create(
                 name=name or None,
                 title=name or "",
+                title_source="person" if name else "",  # a terminal chat's --session name
                 source=source,
                 model=config.model_name,
                 system_prompt=build_system_prompt(config),
@@ -259,6 +260,7 @@ class AgentSession:
         if completed and final is not None:
             self.providers.sync_all(user_text, final.final_text)
             self.providers.queue_prefetch_all(user_text)
+            titles.after_turn(self.session, self.config, turn.user_message_id)
         # A review is a tool-calling agent: with a model the server says cannot call tools it
         # could only spend tokens (the chat page tells the person reviews are off).
         can_call_tools = getattr(self.client, "can_call_tools", True)
@@ -338,8 +340,8 @@ class AgentSession:
             if first_user and not self.session.title:
                 # Plain words: a title shows no Markdown markup (issue 13, defect 4).
                 title = without_nul(plain_text(str(msg.get("content") or ""), TITLE_CHARS)) or "New chat"
-                updates["title"] = title
-                self.session.title = title
+                updates["title"], updates["title_source"] = title, "message"
+                self.session.title, self.session.title_source = title, "message"
             ChatSession.objects.filter(pk=self.session.pk).update(**updates)
         self.known_messages += 1
         return m

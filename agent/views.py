@@ -117,7 +117,8 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     if request.method == "POST":
         title = " ".join(request.POST.get("title", "").split())[:200]
         if title:
-            ChatSession.objects.filter(pk=session.pk).update(title=title)
+            # The person's title: the model's automatic one never replaces it (agent/titles.py).
+            ChatSession.objects.filter(pk=session.pk).update(title=title, title_source="person")
             session.title = title
         response = render(request, "chat/_title.html", {"session": session})
         response["HX-Trigger"] = "sessions-changed"  # the sidebar shows the new title too

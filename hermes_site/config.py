@@ -47,6 +47,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "compression": {"enabled": True, "threshold": 0.5, "protect_first_n": 3},
     "review": {"max_iterations": 8, "model": ""},
     "agent": {"max_iterations": 60, "max_message_chars": 100_000},
+    # auto_title: after a chat's first answer the model names it, unless the person already did.
+    "chat": {"auto_title": True},
     # "required": review and flush writes must quote the conversation (SPEC §10); "off": the seed's way.
     "learning": {"evidence": "required"},
 }
@@ -87,6 +89,7 @@ _SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
     },
     "review": {"max_iterations": (int, lambda v: 1 <= v <= 50, "a whole number from 1 to 50"), "model": _Str},
     "agent": {"max_iterations": _PosInt, "max_message_chars": _PosInt},
+    "chat": {"auto_title": _Bool},
     "learning": {"evidence": (str, lambda v: v in ("required", "off"), '"required" or "off"')},
 }
 

@@ -36,6 +36,9 @@ class ChatSession(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=_new_id, editable=False)
     name = models.CharField(max_length=200, unique=True, null=True, blank=True)
     title = models.CharField(max_length=200, blank=True, default="")
+    # Who chose the title: "message" (the first message, in plain words; the model may replace it
+    # after the first answer), "model", or "person" (renamed, or a terminal chat's --session name).
+    title_source = models.CharField(max_length=10, blank=True, default="")
     source = models.CharField(max_length=8, choices=SOURCES, default="web")
     model = models.CharField(max_length=200, blank=True, default="")
     system_prompt = models.TextField(blank=True, default="")
@@ -44,6 +47,9 @@ class ChatSession(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.CharField(max_length=40, blank=True, default="")
+    # Who ends it (memory flush), so it is ended once: "" nobody yet, "queue" waiting for a
+    # worker, else the worker (host:pid) doing it (knowledge/session_ends.py).
+    end_worker = models.CharField(max_length=200, blank=True, default="")
     # Learning-loop counters (SPEC §5): persisted so a restart does not lose them.
     turns_since_memory = models.PositiveIntegerField(default=0)
     iters_since_skill = models.PositiveIntegerField(default=0)

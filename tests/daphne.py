@@ -78,6 +78,17 @@ def server_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str,
     return env
 
 
+# As in this process (tests/settings.py): no automatic chat title unless a test's config asks for one.
+TEST_DEFAULTS = "chat:\n  auto_title: false\n"
+
+
+def with_test_defaults(config: str) -> str:
+    """`config` with the test defaults added for the sections it does not set."""
+    if "chat:" in config:
+        return config
+    return config + ("" if not config or config.endswith("\n") else "\n") + TEST_DEFAULTS
+
+
 def model_env(base_url: str) -> dict[str, str]:
     return {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "test-key", "HERMES_MODEL": "scripted-model"}
 
@@ -98,7 +109,7 @@ def _wait_for_port(proc: subprocess.Popen[bytes], log_path: Path, timeout: float
 def start_daphne(home: Path, config: str = "", extra_env: dict[str, str] | None = None) -> Iterator[Daphne]:
     """daphne on 127.0.0.1, port 0 (read back from its log), with its own home and database."""
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(config, encoding="utf-8")
+    (home / "config.yaml").write_text(with_test_defaults(config), encoding="utf-8")
     token = secrets.token_urlsafe(18)
     (home / "login_token").write_text(token, encoding="utf-8")
     env = server_env(home, extra_env)

@@ -28,6 +28,9 @@ class ChatPage {
     );
     this.slash = makeSlashPicker(this.input, document.getElementById("slash-menu"));
     this.learning = new LearningIndicator(this.sessionId);
+    document.addEventListener("hermes:title", function (ev) {
+      if (ev.detail.session_id === self.sessionId) self.showTitle(ev.detail.title);
+    });
     makeModelChooser(document.getElementById("model-form"));
     this.turns = new TurnView({
       messages: document.getElementById("messages"),
@@ -58,12 +61,16 @@ class ChatPage {
   saved(f) {
     this.learning.show(f.turns_until_memory_review, f.iters_until_skill_review);
     if (f.review_running) this.learning.reviewing(true);
-    const title = document.getElementById("chat-title-text");
-    if (f.title && title) {
-      title.textContent = f.title;
-      document.title = f.title + " · Hermes";
-    }
+    this.showTitle(f.title);
     if (window.htmx) window.htmx.trigger(document.body, "sessions-changed"); // the title may be new
+  }
+
+  showTitle(text) {
+    const title = document.getElementById("chat-title-text"); // absent while the rename form is open
+    if (text && title) {
+      title.textContent = text;
+      document.title = text + " · Hermes";
+    }
   }
 
   opened() {

@@ -1,0 +1,15 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("knowledge", "0010_evidence_outcomes_issue15"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="chatsession",
+            name="title_source",
+            field=models.CharField(blank=True, default="", max_length=10),
+        ),
+    ]
