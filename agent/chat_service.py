@@ -48,8 +48,6 @@ Emit = Callable[[Frame | None], None]  # None marks the end of a turn's frames
 # Tool results can be long (file listings, search results); the card shows a readable head.
 MAX_RESULT_CHARS = 20_000
 BUSY_MESSAGE = "A reply is still being written… wait for it to finish or press Stop."
-# Ending a session waits at most this long for its running turn to finish.
-END_WAIT_SECONDS = 600.0
 
 # Turns run here, not on the event loop: the runner is a blocking generator (HTTP + ORM).
 # A turn spends nearly all its time waiting for the model (a real model streams for seconds),
@@ -58,8 +56,6 @@ END_WAIT_SECONDS = 600.0
 # Idle threads cost only their stacks; each keeps one SQLite connection.
 TURN_THREADS = 128
 _turn_pool = ThreadPoolExecutor(max_workers=TURN_THREADS, thread_name_prefix="chat-turn")
-# Ending a session (memory flush) is a model call: the page must not wait for it.
-_end_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chat-end")
 
 
 # -- turns: busy state in the database, agents cached per process ---------------------------------
@@ -85,7 +81,7 @@ class _Agents:
             if agent is not None:
                 agent.close()
             agent = AgentSession.open(
-                session_id=session_id, source="web", client_factory=_session_client_factory(session_id)
+                session_id=session_id, source="web", client_factory=session_client_factory(session_id)
             )
         with self._lock:
             self._agents[session_id] = agent
@@ -103,7 +99,7 @@ def _stored_model(session_id: str) -> str:
     return ChatSession.objects.filter(pk=session_id).values_list("model", flat=True).first() or ""
 
 
-def _session_client_factory(session_id: str) -> Callable[[Config, str | None], ModelClient]:
+def session_client_factory(session_id: str) -> Callable[[Config, str | None], ModelClient]:
     """Clients for the model chosen for this chat (ChatSession.model), read when one is made."""
 
     def factory(config: Config, model: str | None = None) -> ModelClient:
@@ -163,6 +159,11 @@ def _finish_turn(session_id: str) -> None:
     with _running_lock:
         _running.pop(session_id, None)
     turns.release(session_id)
+
+
+def take_agent(session_id: str) -> AgentSession | None:
+    """This process's live agent of the session, no longer cached (the session is being ended)."""
+    return _agents.pop(session_id)
 
 
 def forget(session_id: str) -> None:
@@ -267,29 +268,6 @@ def create_session() -> ChatSession:
     agent = AgentSession.open(source="web")
     agent.close()
     return agent.session
-
-
-def end_in_background(session_id: str, reason: str = "new session") -> None:
-    """End a session (memory flush) on a worker so the page that asked does not wait."""
-    _end_pool.submit(_end, session_id, reason)
-
-
-def _end(session_id: str, reason: str) -> None:
-    """A turn still streaming ("New chat" pressed during an answer) finishes first, on whichever
-    server runs it; the flush then sees the whole conversation, and nothing is cut off."""
-    try:
-        if not turns.wait_until_free(session_id, END_WAIT_SECONDS):
-            log.warning(
-                "session %s still busy after %ss; ending it without waiting longer", session_id, END_WAIT_SECONDS
-            )
-        agent = _agents.pop(session_id) or AgentSession.open(session_id=session_id, source="web")
-        agent.end(reason)
-    except ChatSession.DoesNotExist:
-        log.info("session %s was deleted before it could be ended", session_id)
-    except Exception:  # background work records its failure in the log; nothing else to tell
-        log.exception("ending session %s failed", session_id)
-    finally:
-        close_old_connections()
 
 
 # -- the stored conversation, shaped for the page ---------------------------------------------------

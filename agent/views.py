@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent import branching, chat_service, clients, review
+from agent import branching, chat_service, clients, review, session_end
 from agent.llm import LLMError, client_from_config
 from agent.llm.probe import ProbeStep, probe
 from hermes_site import config as hermes_config
@@ -102,7 +102,7 @@ def new_chat(request: HttpRequest) -> HttpResponse:
     if previous is not None and previous.message_count == 0:
         return redirect("chat", session_id=previous.pk)  # already a fresh chat: reuse it
     if previous is not None and previous.ended_at is None:
-        chat_service.end_in_background(previous.pk, "new session")
+        session_end.end_in_background(previous.pk, "new session")
     return redirect("chat", session_id=chat_service.create_session().pk)
 
 

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import DatabaseError
 
-from knowledge import turns
+from knowledge import session_ends, turns
 from knowledge.models import ReviewRun
 from knowledge.waiting import Clock, Sleep, poll_until
-from knowledge.workers import is_alive
+from knowledge.workers import IN_QUEUE, is_alive
 
 log = logging.getLogger(__name__)
 
-IN_QUEUE = "queue"  # the worker of a run waiting on the durable queue: no process holds it yet
+__all__ = ["IN_QUEUE", "fail_stale", "is_active", "orphans", "recover_after_restart", "requeue_orphans", "wait_idle"]
 STALE_REASON = "The server process running this review stopped before it finished (found at start-up)."
 
 
@@ -65,14 +65,21 @@ def fail_stale(reason: str = STALE_REASON) -> int:
 
 
 def recover_after_restart() -> None:
-    """At a server's or terminal's start: fail the reviews and free the turns that a process which
-    died left behind, so no run shows "running" forever and no chat stays "busy". On the durable
-    queue the reviews are the queue workers' to recover (`manage.py learning_worker` re-runs them)."""
+    """At a server's or terminal's start: fail the reviews, free the turns and the session ends
+    that a process which died left behind, so no run shows "running" forever and no chat stays
+    "busy". On the durable queue, reviews and ends are the queue workers' to recover
+    (`manage.py learning_worker` re-runs them)."""
     durable = settings.HERMES_QUEUE == "tasks"
     try:
         failed, freed = (0 if durable else fail_stale()), turns.release_dead()
+        ends = 0 if durable else session_ends.free_orphans()
     except DatabaseError as exc:  # not migrated yet: nothing can be stale
         log.info("no stale work checked: %s", exc)
         return
-    if failed or freed:
-        log.warning("after a restart: %d unfinished review(s) marked failed, %d busy chat(s) freed", failed, freed)
+    if failed or freed or ends:
+        log.warning(
+            "after a restart: %d unfinished review(s) marked failed, %d busy chat(s) freed, %d unfinished end(s) freed",
+            failed,
+            freed,
+            ends,
+        )

@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 import socket
 
+# The holder of work waiting on the durable queue: no process has it yet.
+IN_QUEUE = "queue"
+
 
 def this_worker() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"

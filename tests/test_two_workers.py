@@ -95,7 +95,7 @@ def test_two_workers_agree_on_busy_and_new_chat_during_an_answer_loses_nothing(t
             ]
             # The old chat was ended by worker B once the answer was complete, not before.
             for _ in range(300):
-                if a.query("SELECT end_reason FROM knowledge_chatsession WHERE id=?", session_id)[0][0]:
+                if a.query("SELECT ended_at FROM knowledge_chatsession WHERE id=?", session_id)[0][0]:
                     break
                 threading.Event().wait(0.1)
             assert a.query("SELECT end_reason FROM knowledge_chatsession WHERE id=?", session_id) == [("new session",)]

@@ -1,13 +1,15 @@
-"""`python manage.py learning_worker` — run reviews (and session ends) from the durable queue.
+"""`python manage.py learning_worker` — run reviews, session ends (memory flush) and chat titles
+from the durable queue.
 
 With HERMES_QUEUE=tasks the servers put learning jobs on Django's task queue (the django-tasks
 database backend) instead of their own threads; this command runs them, on this machine or
 another one sharing the database and the knowledge files. Start as many as you like: each job
 is claimed by one worker, and one review per session runs at a time across all of them.
 
-A worker killed mid-review (a crash, a deploy, kill -9) leaves its job "running": when any
-worker starts, such a review goes back on the queue and is run again from its conversation,
-so it completes once. Its half-written task record is marked failed with the reason.
+A worker killed mid-review or mid-flush (a crash, a deploy, kill -9) leaves its job "running":
+when any worker starts, such a review or session end goes back on the queue and is run again
+from the stored conversation, so it completes once. Its half-written task record is marked
+failed. (A title job is not re-run: the chat keeps its first message as its title.)
 """
 
 from __future__ import annotations
@@ -22,16 +24,18 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
 from django_tasks_db.models import DBTaskResult
 
-from agent import review
-from knowledge import runs
+from agent import review, session_end
+from knowledge import runs, session_ends
 from knowledge.workers import is_alive, this_worker
 
 log = logging.getLogger(__name__)
 
 
-def recover() -> list[int]:
-    """Put back on the queue the reviews whose worker died; close their dead task records."""
-    requeued = runs.requeue_orphans(review.enqueue_review)
+def recover() -> list[int | str]:
+    """Put back on the queue the reviews and session ends whose worker died; close their dead
+    task records."""
+    requeued: list[int | str] = [*runs.requeue_orphans(review.enqueue_review)]
+    requeued += session_ends.requeue_orphans(session_end.enqueue_end)
     for record in DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING):
         holder = record.worker_ids[-1] if record.worker_ids else ""
         if not is_alive(holder):
@@ -42,7 +46,7 @@ def recover() -> list[int]:
 
 
 class Command(DatabaseWorker):
-    help = "Run the learning jobs (reviews, session ends) from the durable queue (HERMES_QUEUE=tasks)."
+    help = "Run the background jobs (reviews, session ends, chat titles) from the durable queue (HERMES_QUEUE=tasks)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
@@ -54,5 +58,5 @@ class Command(DatabaseWorker):
             raise CommandError("HERMES_QUEUE is not 'tasks': the servers run learning jobs themselves.")
         requeued = recover()
         if requeued:
-            log.warning("put %d review(s) of a stopped worker back on the queue: %s", len(requeued), requeued)
+            log.warning("put %d job(s) of a stopped worker back on the queue: %s", len(requeued), requeued)
         super().handle(*args, **options)

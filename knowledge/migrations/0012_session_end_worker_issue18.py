@@ -1,0 +1,15 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("knowledge", "0011_chat_title_source_issue13"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="chatsession",
+            name="end_worker",
+            field=models.CharField(blank=True, default="", max_length=200),
+        ),
+    ]
