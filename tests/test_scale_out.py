@@ -1,5 +1,6 @@
-"""Past one process: a toast crosses daphne workers through Redis, and a review on the durable
-queue survives its worker being killed mid-review (it completes once, not twice)."""
+"""Past one process: a toast crosses daphne workers through Redis, and a review or the memory
+flush of "New chat" on the durable queue survives its worker being killed mid-job (it completes
+once, not twice)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
 from tests.cli import ROOT, CLIHome
-from tests.daphne import Http, another_worker, model_env, start_daphne
+from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
-from tests.learning import SAVE_USER_PREF, is_review_followup, is_review_start
+from tests.learning import SAVE_USER_PREF, is_flush, is_review_followup, is_review_start
 
 EVERY_TURN_REVIEWED = "memory:\n  nudge_interval: 1\n  flush_min_turns: 0\nskills:\n  creation_nudge_interval: 0\n"
 
@@ -132,7 +133,113 @@ def test_queue_worker_killed_mid_review_is_restarted_and_the_review_completes_on
         user_md = (home.path / "memories" / "USER.md").read_text(encoding="utf-8")
         assert user_md.count("Prefers Debian base images") == 1
         assert home.query("SELECT count(*) FROM knowledge_knowledgechange WHERE actor = 'review'") == [(1,)]
-        statuses = sorted(s for (s,) in home.query("SELECT status FROM django_tasks_database_dbtaskresult"))
+        reviews = "SELECT status FROM django_tasks_database_dbtaskresult WHERE task_path = 'agent.review.review_task'"
+        statuses = sorted(s for (s,) in home.query(reviews))
+        assert statuses == ["FAILED", "SUCCESSFUL"]  # the killed attempt is closed, the rerun succeeded
+    finally:
+        never.set()
+        llm.stop()
+
+
+# -- the memory flush of "New chat" on the durable queue ----------------------------------------
+
+FLUSH_AFTER_ONE_TURN = "memory:\n  nudge_interval: 0\n  flush_min_turns: 1\nskills:\n  creation_nudge_interval: 0\n"
+
+
+def _chat_then_new_chat(server: Daphne, text: str) -> str:
+    """A person says `text` in the browser's chat, then presses "New chat" (twice: two tabs)."""
+    client = Http(server.port)
+    client.login(server.token)
+    assert client.get("/").status == 200
+    (session_id,) = server.query("SELECT id FROM knowledge_chatsession")[0]
+    cookie = {"Cookie": f"sessionid={client.cookies['sessionid']}"}
+
+    async def turn() -> None:
+        url = f"ws://127.0.0.1:{server.port}/ws/chat/{session_id}/"
+        async with ws_connect(url, origin=Origin(server.origin), additional_headers=cookie) as chat:
+            await chat.send(json.dumps({"type": "message", "text": text}))
+            while json.loads(await asyncio.wait_for(chat.recv(), 60))["type"] != "ready":
+                pass
+
+    asyncio.run(turn())
+    for _ in range(2):
+        assert client.csrf_post("/c/new/", {"from": session_id}).status == 302
+    return session_id
+
+
+def _ended(home: CLIHome, session_id: str) -> bool:
+    return bool(home.query("SELECT ended_at FROM knowledge_chatsession WHERE id=?", session_id)[0][0])
+
+
+def _flush_landed_once(home: CLIHome, session_id: str) -> None:
+    assert home.query("SELECT end_reason FROM knowledge_chatsession WHERE id=?", session_id) == [("new session",)]
+    user_md = (home.path / "memories" / "USER.md").read_text(encoding="utf-8")
+    assert user_md.count("Prefers Debian base images") == 1
+    assert home.query("SELECT count(*) FROM knowledge_knowledgechange WHERE actor = 'flush'") == [(1,)]
+
+
+def _ends_queued(home: CLIHome) -> list[tuple[Any, ...]]:
+    return home.query(
+        "SELECT task_path, status FROM django_tasks_database_dbtaskresult WHERE task_path LIKE '%session_end%'"
+    )
+
+
+def test_new_chat_on_the_queue_is_flushed_by_the_queue_worker_once(tmp_path):
+    llm = _llm()
+    llm.when(is_flush, Reply(tool_calls=[SAVE_USER_PREF]))
+    env = {**model_env(llm.base_url), "HERMES_QUEUE": "tasks"}
+    try:
+        with start_daphne(tmp_path / "home", config=FLUSH_AFTER_ONE_TURN, extra_env=env) as server:
+            session_id = _chat_then_new_chat(server, "I use Debian base images")
+            home = CLIHome(server.home, base_url=llm.base_url)
+            # The server only put the end on the queue, carrying the session's id, once.
+            assert _ends_queued(home) == [("agent.session_end.end_task", "READY")]
+            assert not _ended(home, session_id) and not [b for b in llm.chat_requests() if is_flush(b)]
+            worker = _start_worker(home, tmp_path / "worker.log")
+            try:
+                _wait(lambda: _ended(home, session_id), "the queue worker to end the session")
+            finally:
+                worker.terminate()
+                worker.wait(timeout=30)
+        assert len([b for b in llm.chat_requests() if is_flush(b)]) == 1
+        _flush_landed_once(home, session_id)
+        assert _ends_queued(home) == [("agent.session_end.end_task", "SUCCESSFUL")]
+    finally:
+        llm.stop()
+
+
+def test_queue_worker_killed_mid_flush_is_restarted_and_the_flush_lands_once(tmp_path):
+    llm = _llm()
+    first_attempt_started, never = threading.Event(), threading.Event()
+
+    def flush(body: dict[str, Any]) -> Reply:
+        if not first_attempt_started.is_set():
+            first_attempt_started.set()
+            never.wait(60)  # the first worker dies while waiting for this answer
+        return Reply(tool_calls=[SAVE_USER_PREF])
+
+    llm.when(is_flush, flush)
+    env = {**model_env(llm.base_url), "HERMES_QUEUE": "tasks"}
+    log = tmp_path / "worker.log"
+    try:
+        with start_daphne(tmp_path / "home", config=FLUSH_AFTER_ONE_TURN, extra_env=env) as server:
+            session_id = _chat_then_new_chat(server, "I use Debian base images")
+        home = CLIHome(server.home, base_url=llm.base_url)
+        worker = _start_worker(home, log)
+        _wait(first_attempt_started.is_set, "the flush's first model call")
+        worker.send_signal(signal.SIGKILL)  # mid-flush: its model call is still waiting
+        worker.wait()
+        (held_by,) = home.query("SELECT end_worker FROM knowledge_chatsession WHERE id=?", session_id)[0]
+        assert held_by.endswith(f":{worker.pid}") and not _ended(home, session_id)
+
+        worker = _start_worker(home, log)
+        try:
+            _wait(lambda: _ended(home, session_id), "the flush to finish")
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+        _flush_landed_once(home, session_id)
+        statuses = sorted(s for _, s in _ends_queued(home))
         assert statuses == ["FAILED", "SUCCESSFUL"]  # the killed attempt is closed, the rerun succeeded
     finally:
         never.set()
