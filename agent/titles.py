@@ -1,7 +1,7 @@
 """A short chat title suggested by the model (issue 13, defect 4): one plain completion, no tools.
 
-On request (the rename form's "Suggest" button), and on its own after a chat's first completed
-exchange (`chat.auto_title`, when a model is configured): a background job (agent/jobs.py) asks
+On request (the rename form's "Suggest" button), and on its own after a browser chat's first
+completed exchange (`chat.auto_title`, when a model is configured): a background job (agent/jobs.py) asks
 the model and stores the answer as the chat's title, unless the person named the chat first,
 and every open page shows it (agent/live.py). A failure is logged and the chat keeps its first
 message, in plain words, as its title.
@@ -69,6 +69,8 @@ def after_turn(session: ChatSession, config: Config, user_message_id: int) -> bo
     its first message starts the title job. True if it did."""
     if not config.get("chat", "auto_title") or not config.model_name or session.title_source != "message":
         return False
+    if session.source != "web":
+        return False  # the terminal shows no title, and `chat -m` would wait for the call before exiting
     earlier_answer = (
         Message.objects.filter(session=session, role="assistant", id__lt=user_message_id)
         .exclude(content="")

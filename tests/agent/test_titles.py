@@ -140,16 +140,19 @@ def test_a_title_the_person_gave_is_never_replaced(llm, home, auth_client, caplo
     assert len(_title_requests(llm)) == 1
 
 
-def test_a_chat_renamed_before_its_first_answer_or_named_in_the_terminal_is_not_retitled(llm, home, auth_client):
+def test_a_chat_renamed_before_its_first_answer_and_terminal_chats_are_not_retitled(llm, home, auth_client):
     write_config(home, AUTO_TITLE)
     llm.when(is_title_request, Reply(text="Model title"))
     renamed = chat_service.create_session()
     auth_client.post(f"/c/{renamed.pk}/rename/", {"title": "Named first"})
     _turn(AgentSession.open(session_id=renamed.pk, source="web"), "a question")
-    _turn(AgentSession.open(name="deploy-notes"), "another question")
+    _turn(AgentSession.open(name="deploy-notes"), "another question")  # chat --session deploy-notes
+    terminal = AgentSession.open(source="cli")  # `chat -m` must not wait for a title call to exit
+    _turn(terminal, "a terminal question")
     assert _title_requests(llm) == []
     assert _stored(renamed.pk) == ("Named first", "person")
-    assert ChatSession.objects.get(name="deploy-notes").title == "deploy-notes"
+    assert _stored(ChatSession.objects.get(name="deploy-notes").pk) == ("deploy-notes", "person")
+    assert _stored(terminal.session.pk) == ("a terminal question", "message")
 
 
 def test_with_auto_title_off_no_model_call_is_made(llm, home):
