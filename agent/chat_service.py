@@ -226,6 +226,13 @@ def event_frame(event: object) -> Frame | None:
     return builder(event) if builder is not None else None
 
 
+def _stored_title(session: ChatSession) -> str:
+    """The title as stored now: the person or the model may have renamed the chat since this
+    agent loaded it, and the page must not be set back to an older one."""
+    session.title = ChatSession.objects.filter(pk=session.pk).values_list("title", flat=True).first() or session.title
+    return session.display_title
+
+
 def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
     _turn_pool.submit(_drive_turn, session_id, text, interrupt, emit)
 
@@ -241,7 +248,7 @@ def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
             frame = event_frame(event)
             if frame is not None:
                 if frame["type"] == "saved":
-                    frame["title"] = agent.session.display_title  # the first message titles the chat
+                    frame["title"] = _stored_title(agent.session)  # the first message titles the chat
                 emit(frame)
     except InputTooLarge as exc:
         emit({"type": "error", "error": str(exc), "retry": False})
