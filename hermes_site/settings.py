@@ -148,10 +148,10 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
 
-# Background learning jobs (reviews, end-of-session flushes): "threads" runs them on a bounded
-# pool inside the server process (the embedded default); "tasks" puts them on Django's task queue
-# with its database backend (django-tasks + django-tasks-db), run by `manage.py learning_worker`,
-# so they survive a server restart and can run on another machine.
+# Background jobs (reviews, end-of-session flushes, chat titles; agent/jobs.py): "threads" runs
+# them on bounded pools inside the server process (the embedded default); "tasks" puts them on
+# Django's task queue with its database backend (django-tasks + django-tasks-db), run by
+# `manage.py learning_worker`, so they survive a server restart and can run on another machine.
 HERMES_QUEUE = os.environ.get("HERMES_QUEUE", "threads")
 if HERMES_QUEUE not in ("threads", "tasks"):
     sys.stderr.write(f"error: HERMES_QUEUE must be 'threads' or 'tasks', got {HERMES_QUEUE!r}\n")

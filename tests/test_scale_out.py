@@ -20,6 +20,7 @@ import pytest
 from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
+from agent.titles import TITLE_PROMPT
 from tests.cli import ROOT, CLIHome
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
@@ -183,20 +184,27 @@ def _ends_queued(home: CLIHome) -> list[tuple[Any, ...]]:
     )
 
 
-def test_new_chat_on_the_queue_is_flushed_by_the_queue_worker_once(tmp_path):
+def test_new_chat_on_the_queue_is_flushed_by_the_queue_worker_once_and_titles_come_from_it_too(tmp_path):
     llm = _llm()
     llm.when(is_flush, Reply(tool_calls=[SAVE_USER_PREF]))
+    llm.when(lambda body: body["messages"][0]["content"] == TITLE_PROMPT, Reply(text="Debian base images"))
     env = {**model_env(llm.base_url), "HERMES_QUEUE": "tasks"}
+    config = FLUSH_AFTER_ONE_TURN + "chat:\n  auto_title: true\n"
     try:
-        with start_daphne(tmp_path / "home", config=FLUSH_AFTER_ONE_TURN, extra_env=env) as server:
+        with start_daphne(tmp_path / "home", config=config, extra_env=env) as server:
             session_id = _chat_then_new_chat(server, "I use Debian base images")
             home = CLIHome(server.home, base_url=llm.base_url)
-            # The server only put the end on the queue, carrying the session's id, once.
+            # The server only put the jobs on the queue, carrying the session's id: the end once.
             assert _ends_queued(home) == [("agent.session_end.end_task", "READY")]
-            assert not _ended(home, session_id) and not [b for b in llm.chat_requests() if is_flush(b)]
+            queued = home.query("SELECT task_path, args_kwargs FROM django_tasks_database_dbtaskresult")
+            jobs = {path: json.loads(a) if isinstance(a, str) else a for path, a in queued}  # text on SQLite
+            assert jobs["agent.titles.title_task"] == {"args": [session_id], "kwargs": {}}
+            assert not _ended(home, session_id) and len(llm.chat_requests()) == 1  # the answer only
             worker = _start_worker(home, tmp_path / "worker.log")
             try:
                 _wait(lambda: _ended(home, session_id), "the queue worker to end the session")
+                title = "SELECT title, title_source FROM knowledge_chatsession WHERE id=?"
+                _wait(lambda: home.query(title, session_id) == [("Debian base images", "model")], "the title")
             finally:
                 worker.terminate()
                 worker.wait(timeout=30)
