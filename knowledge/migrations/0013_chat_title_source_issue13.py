@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("knowledge", "0010_evidence_outcomes_issue15"),
+        ("knowledge", "0012_search_top_issue16"),
     ]
 
     operations = [

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("knowledge", "0011_chat_title_source_issue13"),
+        ("knowledge", "0013_chat_title_source_issue13"),
     ]
 
     operations = [
