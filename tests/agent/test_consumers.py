@@ -150,6 +150,9 @@ async def test_unauthenticated_sockets_are_refused(llm, session_id):
         comm.scope["user"] = AnonymousUser()
         connected, code = await comm.connect()
         assert (connected, code) == (False, 4401)
+        # As a browser's socket would: the refused consumer then ends, leaving no channel-layer
+        # receive behind (with Redis, one left for the loop's teardown to cancel could hang it).
+        await comm.disconnect()
 
 
 async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home, owner, session_id):
