@@ -33,7 +33,14 @@ from agent.loop import (
     TurnDone,
     TurnError,
 )
-from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted, default_client_factory
+from agent.runner import (
+    CURRENT_FIELDS,
+    AgentSession,
+    InputTooLarge,
+    TurnSaved,
+    TurnStarted,
+    default_client_factory,
+)
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from hermes_site.rendering import render_markdown
@@ -74,10 +81,11 @@ class _Agents:
         self._agents: OrderedDict[str, AgentSession] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, session_id: str) -> AgentSession:
+    def get(self, session_id: str, row: dict[str, Any] | None = None) -> AgentSession:
+        """`row`: the session's columns just read (AgentSession.is_current), or None to read them."""
         with self._lock:
             agent = self._agents.pop(session_id, None)
-        if agent is None or not agent.is_current():
+        if agent is None or not agent.is_current(row):
             if agent is not None:
                 agent.close()
             agent = AgentSession.open(
@@ -115,8 +123,12 @@ def _agent_for_turn(session_id: str) -> AgentSession:
     """The cached agent, with a client for the chat's model even if it was changed since (on
     any server process). Called while this turn holds the session's lease, so no turn is using
     the client that gets closed."""
-    agent = _agents.get(session_id)
-    stored = _stored_model(session_id)
+    # One read of the row for both checks (each query costs more in Django than in SQLite).
+    row = ChatSession.objects.filter(pk=session_id).values(*CURRENT_FIELDS, "model").first()
+    if row is None:
+        raise ChatSession.DoesNotExist(f"chat session {session_id} does not exist")
+    agent = _agents.get(session_id, row)
+    stored = row["model"] or ""
     if stored != agent.session.model:
         agent.session.model = stored
         agent.close()
