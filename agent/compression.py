@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 from typing import Any, Protocol
 
 from django.db.models import F
@@ -113,16 +114,23 @@ class TokenCount:
     new dicts), so a message seen at the same place is the same size."""
 
     def __init__(self) -> None:
-        self._measured: list[tuple[dict[str, Any], int]] = []
+        self._seen: list[dict[str, Any]] = []
+        self._sizes: list[int] = []
+        self._total = 0
 
     def __call__(self, messages: list[dict[str, Any]]) -> int:
-        measured = self._measured
-        same = 0
-        while same < min(len(measured), len(messages)) and measured[same][0] is messages[same]:
-            same += 1
-        del measured[same:]
-        measured.extend((m, _chars(m)) for m in messages[same:])
-        return sum(n for _, n in measured) // 4
+        seen = self._seen
+        if len(seen) > len(messages) or not all(map(operator.is_, seen, messages)):
+            same = 0  # rewritten (compression): keep the measured messages still in front
+            while same < min(len(seen), len(messages)) and seen[same] is messages[same]:
+                same += 1
+            del seen[same:], self._sizes[same:]
+            self._total = sum(self._sizes)
+        for m in messages[len(seen) :]:
+            seen.append(m)
+            self._sizes.append(_chars(m))
+            self._total += self._sizes[-1]
+        return self._total // 4
 
 
 def needs_compression(agent: AgentSession) -> bool:
