@@ -76,7 +76,9 @@ _turn_pool = ThreadPoolExecutor(max_workers=TURN_THREADS, thread_name_prefix="ch
 class _Agents:
     """At most `size` live agents, least recently used evicted (and their HTTP clients closed)."""
 
-    def __init__(self, size: int = 64) -> None:
+    # As many as turns can run at once: with 64, 100 chats taking turns in rotation evicted one
+    # another, and every turn reopened its session (all its messages read, its tools rebuilt).
+    def __init__(self, size: int = TURN_THREADS) -> None:
         self.size = size
         self._agents: OrderedDict[str, AgentSession] = OrderedDict()
         self._lock = threading.Lock()
