@@ -7,6 +7,11 @@
    interleaved. Ideal = N / (one turn alone). Also server CPU per turn (/proc/<pid>/stat of
    daphne), errors, dropped frames (a turn whose deltas do not add up to the reply), and daphne's
    resident memory under the 20-session load (figure 8).
+
+Three processes share the machine: daphne, the scripted model server (its own process,
+bench/model_server.py, as a real one would be) and this one, the load client. The CPU per turn
+of each, on both sides, is in the notes: with the ideal rate it says how many of the machine's
+cores a goal would need, i.e. whether it is reachable here at all.
 """
 
 from __future__ import annotations
