@@ -33,7 +33,14 @@ from agent.loop import (
     TurnDone,
     TurnError,
 )
-from agent.runner import AgentSession, InputTooLarge, TurnSaved, TurnStarted, default_client_factory
+from agent.runner import (
+    CURRENT_FIELDS,
+    AgentSession,
+    InputTooLarge,
+    TurnSaved,
+    TurnStarted,
+    default_client_factory,
+)
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from hermes_site.rendering import render_markdown
@@ -69,15 +76,18 @@ _turn_pool = ThreadPoolExecutor(max_workers=TURN_THREADS, thread_name_prefix="ch
 class _Agents:
     """At most `size` live agents, least recently used evicted (and their HTTP clients closed)."""
 
-    def __init__(self, size: int = 64) -> None:
+    # As many as turns can run at once: with 64, 100 chats taking turns in rotation evicted one
+    # another, and every turn reopened its session (all its messages read, its tools rebuilt).
+    def __init__(self, size: int = TURN_THREADS) -> None:
         self.size = size
         self._agents: OrderedDict[str, AgentSession] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, session_id: str) -> AgentSession:
+    def get(self, session_id: str, row: dict[str, Any] | None = None) -> AgentSession:
+        """`row`: the session's columns just read (AgentSession.is_current), or None to read them."""
         with self._lock:
             agent = self._agents.pop(session_id, None)
-        if agent is None or not agent.is_current():
+        if agent is None or not agent.is_current(row):
             if agent is not None:
                 agent.close()
             agent = AgentSession.open(
@@ -115,8 +125,12 @@ def _agent_for_turn(session_id: str) -> AgentSession:
     """The cached agent, with a client for the chat's model even if it was changed since (on
     any server process). Called while this turn holds the session's lease, so no turn is using
     the client that gets closed."""
-    agent = _agents.get(session_id)
-    stored = _stored_model(session_id)
+    # One read of the row for both checks (each query costs more in Django than in SQLite).
+    row = ChatSession.objects.filter(pk=session_id).values(*CURRENT_FIELDS, "model").first()
+    if row is None:
+        raise ChatSession.DoesNotExist(f"chat session {session_id} does not exist")
+    agent = _agents.get(session_id, row)
+    stored = row["model"] or ""
     if stored != agent.session.model:
         agent.session.model = stored
         agent.close()

@@ -25,6 +25,7 @@ import json
 import re
 from typing import Any, ClassVar
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -71,6 +72,16 @@ class _LogoutMixin:
 class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
     # Frame type -> handler method name (a registry, not an if/elif chain).
     HANDLERS: ClassVar[dict[str, str]] = {"message": "on_message", "stop": "on_stop", "ping": "on_ping"}
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' dispatch without its `aclose_old_connections()` before every handler: that is
+        a hop to the one thread all consumers share for sync work, per frame, queueing there when
+        dozens of chats send at once. This consumer's handlers reach the database only through
+        `database_sync_to_async`, which closes old connections around each call itself."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self) -> None:
         if (code := _refusal(self.scope)) is not None:

@@ -20,7 +20,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent import clients, titles
-from agent.compression import compress, flush_memory, needs_compression
+from agent.compression import TokenCount, compress, flush_memory, needs_compression
 from agent.llm import ChatClient, LLMError
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
 from agent.nudge import NudgeCounters
@@ -42,6 +42,8 @@ from knowledge.skills import SkillStore
 log = logging.getLogger(__name__)
 
 TITLE_CHARS = 60
+# The session columns that tell whether a cached agent still matches the stored session.
+CURRENT_FIELDS = ("message_count", "compression_count")
 
 
 @dataclass
@@ -104,6 +106,7 @@ class AgentSession:
         self.client_factory = client_factory
         self._client: ModelClient | None = None
         self.messages: list[dict[str, Any]] = session.api_messages()
+        self.token_count = TokenCount()  # estimate of self.messages, for compression
         # Messages stored so far as this agent knows them: another process's turn changes the count.
         self.known_messages = session.message_count
         self.counters = NudgeCounters(
@@ -153,10 +156,12 @@ class AgentSession:
             self._client = self.client_factory(self.config, None)
         return self._client
 
-    def is_current(self) -> bool:
+    def is_current(self, row: dict[str, Any] | None = None) -> bool:
         """Whether nothing changed this session since this agent loaded it (a turn or a compression
-        by another server process, a deletion): a cached agent that is not current is reopened."""
-        row = ChatSession.objects.filter(pk=self.session.pk).values("message_count", "compression_count").first()
+        by another server process, a deletion): a cached agent that is not current is reopened.
+        `row`: the session's CURRENT_FIELDS just read by the caller (None: read them here)."""
+        if row is None:
+            row = ChatSession.objects.filter(pk=self.session.pk).values(*CURRENT_FIELDS).first()
         return (
             row is not None
             and row["message_count"] == self.known_messages

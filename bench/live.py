@@ -7,12 +7,18 @@
    interleaved. Ideal = N / (one turn alone). Also server CPU per turn (/proc/<pid>/stat of
    daphne), errors, dropped frames (a turn whose deltas do not add up to the reply), and daphne's
    resident memory under the 20-session load (figure 8).
+
+Three processes share the machine: daphne, the scripted model server (its own process,
+bench/model_server.py, as a real one would be) and this one, the load client. The CPU per turn
+of each, on both sides, is in the notes: with the ideal rate it says how many of the machine's
+cores a goal would need, i.e. whether it is reachable here at all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,8 +29,8 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
 from bench.common import QUIET_CONFIG, Figure, Samples, chunked_text, cpu_seconds, median, p95, rss_mb, temp_home
+from bench.model_server import ModelProcess
 from tests.daphne import Daphne, Http, model_env, start_daphne
-from tests.fakellm import Reply, ScriptedLLM
 
 REAL = {"delay": 0.3, "chunk_delay": 0.1, "chunks": 20}  # a real model's pace: ~2.3 s a turn alone
 FAST = {"delay": 0.05, "chunk_delay": 0.0, "chunks": 20}
@@ -43,20 +49,26 @@ SCALES: dict[str, dict[str, Any]] = {
 
 
 class Model:
-    def __init__(self) -> None:
-        self.pace = dict(FAST)
-        self.server = ScriptedLLM()
-        self.server.default = self.reply
+    """The scripted model server, in a process of its own (bench/model_server.py), at a pace."""
 
-    def reply(self, body: dict[str, Any]) -> Reply:
-        self.server.requests.clear()  # thousands of turns: keep the recorder from growing
-        return Reply(
-            text=chunked_text(int(self.pace["chunks"])), delay=self.pace["delay"], chunk_delay=self.pace["chunk_delay"]
-        )
+    def __init__(self) -> None:
+        self.server = ModelProcess()
+        self._pace: dict[str, Any] = {}
+        self.pace = dict(FAST)
+
+    @property
+    def pace(self) -> dict[str, Any]:
+        return self._pace
+
+    @pace.setter
+    def pace(self, pace: dict[str, Any]) -> None:
+        self._pace = dict(pace)
+        reply = {"text": self.text, "delay": pace["delay"], "chunk_delay": pace["chunk_delay"]}
+        self.server.script({"default": reply})
 
     @property
     def text(self) -> str:
-        return chunked_text(int(self.pace["chunks"]))
+        return chunked_text(int(self._pace["chunks"]))
 
 
 @dataclass
@@ -66,8 +78,19 @@ class Round:
     errors: int = 0
     dropped: int = 0
     wall: float = 0.0
-    cpu: float = 0.0
+    cpu: float = 0.0  # daphne's
+    model_cpu: float = 0.0  # the scripted model server's
+    client_cpu: float = 0.0  # this process's: the load client
     rss_peak: float = 0.0
+
+    def start(self, model: Model) -> tuple[float, float, float]:
+        return time.perf_counter(), model.server.cpu_seconds(), time.process_time()
+
+    def stop(self, model: Model, started: tuple[float, float, float]) -> None:
+        t0, model0, client0 = started
+        self.wall = time.perf_counter() - t0
+        self.model_cpu = model.server.cpu_seconds() - model0
+        self.client_cpu = time.process_time() - client0
 
 
 async def _connect(server: Daphne, owner: Http, sid: str) -> ClientConnection:
@@ -137,30 +160,31 @@ async def product_round(server: Daphne, owner: Http, sids: list[str], turns: int
     sockets = await asyncio.gather(*(_connect(server, owner, sid) for sid in sids))
     stop = asyncio.Event()
     sampler = asyncio.create_task(_sampler(server.process.pid, out, stop))
-    cpu0, t0 = cpu_seconds(server.process.pid), time.perf_counter()
+    cpu0, started = cpu_seconds(server.process.pid), out.start(model)
 
     async def session(ws: ClientConnection, i: int) -> None:
         for n in range(turns):
             await _ws_turn(ws, f"session {i} turn {n}", model.text, out)
 
     await asyncio.gather(*(session(ws, i) for i, ws in enumerate(sockets)))
-    out.wall, out.cpu = time.perf_counter() - t0, cpu_seconds(server.process.pid) - cpu0
+    out.stop(model, started)
+    out.cpu = cpu_seconds(server.process.pid) - cpu0
     stop.set()
     await sampler
     await asyncio.gather(*(ws.close() for ws in sockets))
     return out
 
 
-async def reference_round(client: openai.AsyncOpenAI, n: int, turns: int) -> Round:
+async def reference_round(client: openai.AsyncOpenAI, model: Model, n: int, turns: int) -> Round:
     out = Round()
-    t0 = time.perf_counter()
+    started = out.start(model)
 
     async def session() -> None:
         for _ in range(turns):
             await _raw_turn(client, out)
 
     await asyncio.gather(*(session() for _ in range(n)))
-    out.wall = time.perf_counter() - t0
+    out.stop(model, started)
     return out
 
 
@@ -199,6 +223,23 @@ async def first_token(server: Daphne, owner: Http, model: Model, client: openai.
     )  # fmt: skip
 
 
+def _cpu_budget(prods: list[Round], refs: list[Round], turns: int, ideal: float) -> str:
+    """CPU per turn of every process on the machine's cores, each side: what the ideal rate would
+    need of the 2 cores tells whether the goal is reachable here at all."""
+
+    def per_turn(rounds: list[Round], attr: str) -> float:
+        return sum(getattr(r, attr) for r in rounds) / (turns * len(rounds)) * 1000
+
+    daphne, model, client = (per_turn(prods, a) for a in ("cpu", "model_cpu", "client_cpu"))
+    ref_model, ref_client = per_turn(refs, "model_cpu"), per_turn(refs, "client_cpu")
+    need, ref_need = ideal * (daphne + model + client) / 1000, ideal * (ref_model + ref_client) / 1000
+    return (
+        f"CPU per turn: daphne {daphne:.1f} ms + scripted model server {model:.1f} ms + load client {client:.1f} ms; "
+        f"reference: model server {ref_model:.1f} ms + raw client {ref_client:.1f} ms. At the ideal "
+        f"{ideal:.0f} turns/s that is {need:.2f} cores (reference {ref_need:.2f}) of the machine's {os.cpu_count()}"
+    )
+
+
 async def scenario(server: Daphne, owner: Http, model: Model, client: openai.AsyncOpenAI, spec: tuple, sids: list[str]) -> list[Figure]:  # fmt: skip
     label, n, turns, pace, rounds = spec
     model.pace = dict(pace)
@@ -213,7 +254,7 @@ async def scenario(server: Daphne, owner: Http, model: Model, client: openai.Asy
             if product:
                 prods.append(await product_round(server, owner, sids[:n], turns, model))
             else:
-                refs.append(await reference_round(client, n, turns))
+                refs.append(await reference_round(client, model, n, turns))
     done = n * turns * len(prods)
     rate = [n * turns / p.wall for p in prods]
     ref_rate = [n * turns / r.wall for r in refs]
@@ -239,6 +280,7 @@ async def scenario(server: Daphne, owner: Http, model: Model, client: openai.Asy
         Figure(
             "3", f"{label}: server CPU per turn", "ms", cpu_ms, None, None, None, "", f"daphne {sum(p.cpu for p in prods) / sum(p.wall for p in prods):.0%} of one core",
             "<= 10 ms" if pace is FAST else "", cpu_ms <= 10 if pace is FAST else None, n=done,
+            notes=_cpu_budget(prods, refs, n * turns, ideal),
         ),
     ]  # fmt: skip
     if n == 20 and pace is REAL:
@@ -250,7 +292,6 @@ async def scenario(server: Daphne, owner: Http, model: Model, client: openai.Asy
 def run(scale: str) -> list[Figure]:
     cfg = SCALES[scale]
     model = Model()
-    model.server.start()
     home = temp_home()
     figures: list[Figure] = []
     try:

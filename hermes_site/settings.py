@@ -101,7 +101,7 @@ if DATABASE_URL:
 else:
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "hermes_site.sqlite",  # Django's, with this process's writers queueing in Python
             "NAME": os.environ.get("HERMES_DB") or str(HERMES_HOME / "dashboard.sqlite3"),
             "OPTIONS": {
                 # WAL lets the browser, the terminal chat and review threads read while one writes;

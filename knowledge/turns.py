@@ -44,6 +44,10 @@ def claim(session_id: str, worker: str | None = None, now: datetime | None = Non
     """
     worker = worker or this_worker()
     now = now or timezone.now()
+    # The usual case, a free session, in one statement: no transaction, no read of the row first.
+    free = ChatSession.objects.filter(pk=session_id, turn_worker="")
+    if free.update(turn_worker=worker, turn_started_at=now, turn_lease_until=now + LEASE):
+        return True
     with transaction.atomic():  # SQLite: IMMEDIATE, so two claimants cannot both read "free"
         session = ChatSession.objects.select_for_update().only("turn_worker", "turn_lease_until").get(pk=session_id)
         if holds(session, now):

@@ -11,8 +11,10 @@ from agent.compression import (
     FLUSH_MESSAGE,
     MIN_TAIL,
     SUMMARY_PREFIX,
+    TokenCount,
     _split_points,
     compress,
+    estimate_tokens,
     flush_memory,
     needs_compression,
 )
@@ -148,3 +150,15 @@ def test_a_failed_summary_call_falls_back_to_the_users_questions(home, llm):
     summary = agent.messages[4]["content"]
     assert summary.startswith(SUMMARY_PREFIX + "Earlier, the user asked about:")
     assert "- question 2" in summary and "- question 5" in summary
+
+
+def test_the_kept_token_count_follows_a_growing_and_a_rewritten_conversation():
+    count = TokenCount()
+    messages = [{"role": "system", "content": "s" * 400}, {"role": "user", "content": "hello"}]
+    assert count(messages) == estimate_tokens(messages)
+    messages.append({"role": "assistant", "content": "x" * 2400})
+    assert count(messages) == estimate_tokens(messages)
+    messages[1:] = [{"role": "user", "content": "a summary"}]  # what compression does
+    assert count(messages) == estimate_tokens(messages) < 200
+    del messages[1:]
+    assert count(messages) == estimate_tokens(messages)
