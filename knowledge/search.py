@@ -16,7 +16,7 @@ matched words — never HTML — so the template layer escapes the text and adds
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -36,6 +36,7 @@ from knowledge.search_results import (
     SearchPage,
     SessionHit,
     SessionSummary,
+    first_per_session,
 )
 from knowledge.snippets import stem_snippet, substring_snippet
 
@@ -85,11 +86,7 @@ def _listed(cur: Any, plan: Plan, terms: list[Term], need: int | None) -> list[t
         return None
     text = terms[0].text
     # Filters may drop any of the list's hits: then all of them are read, not just the page's.
-    ids = (
-        search_top.ranked(cur, text, plan.match)
-        if need is None
-        else search_top.ranked_page(cur, text, plan.match, need, 0)
-    )
+    ids = search_top.ranked(cur, text, plan.match, need)
     if not ids:
         return None
     join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if plan.needs_session else ""
@@ -248,19 +245,6 @@ def search_sessions(
     return hits
 
 
-def _sessions_of(hits: Iterable[tuple[int, str]], limit: int) -> list[tuple[str, int]]:
-    """The first (best) hit of each session, for the first `limit` sessions; stops reading there."""
-    best: list[tuple[str, int]] = []
-    seen: set[str] = set()
-    for mid, sid in hits:
-        if sid not in seen:
-            seen.add(sid)
-            best.append((sid, mid))
-            if len(best) == limit:
-                break
-    return best
-
-
 def _streamed(cur: Any) -> Iterator[tuple[int, str]]:
     while batch := cur.fetchmany(SESSION_BATCH):
         yield from ((mid, sid) for sid, mid in batch)
@@ -269,7 +253,7 @@ def _streamed(cur: Any) -> Iterator[tuple[int, str]]:
 def _best_per_session(plan: Plan, terms: list[Term], limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
     with connection.cursor() as cur:
         listed = _listed(cur, plan, terms, None)
-        best = _sessions_of(listed or [], limit)
+        best = first_per_session(listed or [], limit)
         if len(best) < limit:
             # Hits stream in rank order (all of them scored, as FTS5 does for ORDER BY rank); the
             # first hit of a session is its best one, so reading stops once `limit` sessions are
@@ -278,7 +262,7 @@ def _best_per_session(plan: Plan, terms: list[Term], limit: int) -> tuple[list[t
                 f"SELECT m.session_id, m.id FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.order_sql}",
                 plan.params,
             )
-            best = _sessions_of(_streamed(cur), limit)
+            best = first_per_session(_streamed(cur), limit)
         snippets = _snippets_for(cur, plan, [mid for _, mid in best])
     return best, snippets
 

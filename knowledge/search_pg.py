@@ -21,13 +21,13 @@ from typing import Any
 
 from django.db import connection
 
-from knowledge import search_results
+from knowledge import search_results, search_top, search_top_pg
 from knowledge.query import Term
 from knowledge.search_plan import Filters, filter_sql
-from knowledge.search_results import MessageHit, SearchPage
+from knowledge.search_results import MessageHit, SearchPage, first_per_session
+from knowledge.search_top_pg import CONFIG, TSQUERY, rank
 from knowledge.snippets import ELLIPSIS, HIGHLIGHT_END, HIGHLIGHT_START, query_stems, stem_snippet, substring_snippet
 
-CONFIG = "hermes"
 _HEADLINE = (
     f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_END}, MaxWords=16, MinWords=6, FragmentDelimiter={ELLIPSIS}"
 )
@@ -80,10 +80,10 @@ def plan(terms: list[Term], filters: Filters) -> PgPlan:
             "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in terms] + params, None, None, [],
             needs_session, [t.text for t in terms], frozenset(),
         )  # fmt: skip
-    tsquery = " && ".join(f"phraseto_tsquery('{CONFIG}', %s)" for _ in terms)
+    tsquery = " && ".join(TSQUERY for _ in terms)
     return PgPlan(
         "knowledge_message_search", " AND ".join(["m.search_vector @@ tsq.q", *where]), params,
-        "ts_rank(m.search_vector, tsq.q, 1)", tsquery, [t.text for t in terms], needs_session, [],
+        rank("m.search_vector", "tsq.q"), tsquery, [t.text for t in terms], needs_session, [],
         query_stems(t.text for t in terms),
     )  # fmt: skip
 
@@ -109,26 +109,81 @@ def snippets_for(cur: Any, p: PgPlan, contents: dict[int, str]) -> dict[int, str
     return found
 
 
+def _count(cur: Any, p: PgPlan) -> int:
+    cur.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {p.from_sql} WHERE {p.where} LIMIT %s) hits",
+        [*p.all_params, search_results.COUNT_CAP + 1],
+    )
+    return int(cur.fetchone()[0])
+
+
+def _word_count(cur: Any, terms: list[Term]) -> int:
+    """The capped count of a one-word query's hits without filters: past the cap when the word's
+    top list proves it (knowledge 0013), as counting would — counting reads a heap page per hit."""
+    if search_top_pg.hits_at_least(cur, terms[0].text) > search_results.COUNT_CAP:
+        return search_results.COUNT_CAP + 1
+    return _count(cur, plan(terms, Filters()))
+
+
+def _listed(
+    cur: Any, p: PgPlan, terms: list[Term], filters: Filters, need: int | None, total: int | None = None
+) -> list[tuple[int, str]] | None:
+    """(message id, session id) of a common word's best hits that pass the filters, best first,
+    from its top list (knowledge/search_top.py): every other hit ranks below all of them.
+    `need`: the page's hits, or None for as many as the list can tell; `total`: the capped
+    count of the hits when already known. None when no list applies."""
+    if p.rank is None or len(terms) != 1:
+        return None
+    where, params = filter_sql(filters)
+    if where or total is None:  # a filtered count says nothing of the word's own
+        total = _word_count(cur, terms)
+    if total <= search_results.COUNT_CAP:
+        return None
+    ids = search_top.ranked(cur, terms[0].text, terms[0].text, need)
+    if not ids:
+        return None
+    if not where and need is not None:  # a page without filters: its sessions are not needed
+        return [(mid, "") for mid in ids]
+    join = " JOIN knowledge_chatsession s ON s.id = m.session_id" if p.needs_session else ""
+    cur.execute(
+        f"SELECT m.id, m.session_id FROM knowledge_message_search m{join} WHERE m.id = ANY(%s)"
+        + "".join(f" AND {cond}" for cond in where),
+        [ids, *params],
+    )
+    session_of = dict(cur.fetchall())
+    return [(mid, session_of[mid]) for mid in ids if mid in session_of]
+
+
+def _page(cur: Any, p: PgPlan, terms: list[Term], filters: Filters, total: int, limit: int, offset: int) -> list[int]:
+    """The ids of one page of hits, best first: from the word's list when it can fill the page."""
+    filtered = bool(filter_sql(filters)[0])
+    if filtered or total > search_results.COUNT_CAP:
+        listed = _listed(cur, p, terms, filters, None if filtered else offset + limit, total)
+        if listed is not None and len(listed) >= offset + limit:
+            return [mid for mid, _ in listed[offset : offset + limit]]
+    cur.execute(
+        f"SELECT m.id FROM {p.from_sql} WHERE {p.where} ORDER BY {p.order} LIMIT %s OFFSET %s",
+        [*p.all_params, limit, offset],
+    )
+    return [mid for (mid,) in cur.fetchall()]
+
+
 def search_messages(query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
     p = plan(terms, filters)
     with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {p.from_sql} WHERE {p.where} LIMIT %s) hits",
-            [*p.all_params, search_results.COUNT_CAP + 1],
-        )
-        total = int(cur.fetchone()[0])
+        one_word = p.rank is not None and len(terms) == 1 and not filter_sql(filters)[0]
+        total = _word_count(cur, terms) if one_word else _count(cur, p)
         rows: list[tuple[Any, ...]] = []
         if total > min(offset, search_results.COUNT_CAP):
             # The page is chosen in the index's table; only its rows are read in full.
+            ids = _page(cur, p, terms, filters, total, limit, offset)
             cur.execute(
-                "SELECT m.id, m.session_id, s2.title, s2.name, s2.source, m.role, m.created_at, m.content"
-                f" FROM (SELECT m.id, {p.ranked} FROM {p.from_sql} WHERE {p.where}"
-                f" ORDER BY {p.order} LIMIT %s OFFSET %s) page"
-                " JOIN knowledge_message m ON m.id = page.id JOIN knowledge_chatsession s2 ON s2.id = m.session_id"
-                " ORDER BY page.r DESC, m.id DESC",
-                [*p.all_params, limit, offset],
+                "SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content"
+                " FROM knowledge_message m JOIN knowledge_chatsession s ON s.id = m.session_id WHERE m.id = ANY(%s)",
+                [ids],
             )
-            rows = cur.fetchall()
+            found = {row[0]: row for row in cur.fetchall()}
+            rows = [found[mid] for mid in ids if mid in found]
         snippets = snippets_for(cur, p, {row[0]: row[7] for row in rows})
     results = [
         MessageHit(mid, sid, title or name or "New chat", source, role, created, snippets.get(mid, ""))
@@ -141,13 +196,16 @@ def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[l
     """(session id, best message id) for the `limit` best sessions, and those messages' snippets."""
     p = plan(terms, filters)
     with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT session_id, id FROM (SELECT DISTINCT ON (m.session_id) m.session_id, m.id, {p.ranked}"
-            f" FROM {p.from_sql} WHERE {p.where} ORDER BY m.session_id, {p.order}) best"
-            " ORDER BY r DESC, id DESC LIMIT %s",
-            [*p.all_params, limit],
-        )
-        best = [(sid, mid) for sid, mid in cur.fetchall()]
+        listed = _listed(cur, p, terms, filters, None)
+        best = first_per_session(listed or [], limit)
+        if len(best) < limit:
+            cur.execute(
+                f"SELECT session_id, id FROM (SELECT DISTINCT ON (m.session_id) m.session_id, m.id, {p.ranked}"
+                f" FROM {p.from_sql} WHERE {p.where} ORDER BY m.session_id, {p.order}) best"
+                " ORDER BY r DESC, id DESC LIMIT %s",
+                [*p.all_params, limit],
+            )
+            best = [(sid, mid) for sid, mid in cur.fetchall()]
         cur.execute("SELECT id, content FROM knowledge_message WHERE id = ANY(%s)", [[mid for _, mid in best]])
         snippets = snippets_for(cur, p, dict(cur.fetchall()))
     return best, snippets

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
 SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
+RankedHit = tuple[int, tuple[float, int]]  # a message id and its sort key (lower ranks first)
 
 
 @dataclass
@@ -69,3 +71,17 @@ class SessionSummary:
     updated_at: datetime | None
     message_count: int
     preview: str
+
+
+def first_per_session(hits: Iterable[tuple[int, str]], limit: int) -> list[tuple[str, int]]:
+    """(session id, message id) of the first (best) hit of each session, for the first `limit`
+    sessions, from (message id, session id) pairs best first; stops reading there."""
+    best: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for mid, sid in hits:
+        if sid not in seen:
+            seen.add(sid)
+            best.append((sid, mid))
+            if len(best) == limit:
+                break
+    return best

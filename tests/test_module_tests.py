@@ -28,6 +28,9 @@ OLDER_NAMES = {
     "knowledge/admin.py": "tests/test_admin.py",
     "knowledge/search_pg.py": "tests/knowledge/test_search.py",  # the same tests, run on PostgreSQL
     "knowledge/search_results.py": "tests/knowledge/test_search.py",
+    # The top lists' SQL per database, tested through the policy's tests, which run on both.
+    "knowledge/search_top_fts.py": "tests/knowledge/test_search_top.py",
+    "knowledge/search_top_pg.py": "tests/knowledge/test_search_top.py",
     # The model client package, tested through recorded wire shapes by concern.
     "agent/llm/client.py": "tests/agent/test_llm_wire.py",
     "agent/llm/assemble.py": "tests/agent/test_llm_wire.py",

@@ -1,6 +1,8 @@
-"""Top lists for common words (knowledge/search_top.py): a one-word search with more hits than
-the count cap ranks the word's kept best hits plus the newer ones — and the page a person sees
-is still the exact bm25 order over every hit, also after new, deleted and re-ranked messages."""
+"""Top lists for common words (knowledge/search_top.py, with the SQL of knowledge/search_top_fts.py
+and knowledge/search_top_pg.py): a one-word search with more hits than the count cap ranks the
+word's kept best hits plus the newer ones — and the page a person sees is still the exact order
+over every hit (bm25 on SQLite, ts_rank on PostgreSQL), also after new, deleted and re-ranked
+messages. Every test runs on both databases."""
 
 from __future__ import annotations
 
@@ -11,17 +13,14 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from knowledge import search_results, search_top
+from knowledge import search_results, search_top, search_top_fts, search_top_pg
 from knowledge.models import ChatSession, Message
 from knowledge.search import search_messages, search_sessions
 from knowledge.search_plan import FTS_TABLE
 from knowledge.snippets import HIGHLIGHT_END, HIGHLIGHT_START
 from tests import dbs
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(dbs.on_postgres(), reason="FTS5 lists; PostgreSQL ranks with its own index"),
-]
+pytestmark = pytest.mark.django_db
 
 _FILLER = " ".join(f"word{i}" for i in range(30))
 
@@ -40,11 +39,19 @@ def _weak_hits(session: ChatSession, word: str, n: int) -> list[int]:
 
 
 def _exact(word: str, n: int = 1000) -> list[int]:
+    """Every hit ranked, in the order search_messages promises (ties to the newest on PostgreSQL)."""
     with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s ORDER BY bm25({FTS_TABLE}) LIMIT %s",
-            [f'"{word}"', n],
-        )
+        if dbs.on_postgres():
+            cur.execute(
+                "SELECT id FROM knowledge_message_search, phraseto_tsquery('hermes', %s) q WHERE search_vector @@ q"
+                " ORDER BY ts_rank(search_vector, q, 1) DESC, id DESC LIMIT %s",
+                [word, n],
+            )
+        else:
+            cur.execute(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s ORDER BY bm25({FTS_TABLE}) LIMIT %s",
+                [f'"{word}"', n],
+            )
         return [r[0] for r in cur.fetchall()]
 
 
@@ -54,7 +61,11 @@ def _page(word: str, limit: int = 50, offset: int = 0) -> list[int]:
 
 def _listed(token: str) -> tuple[int, list[int]] | None:
     with connection.cursor() as cur:
-        cur.execute(f"SELECT upto, ids FROM {search_top.TOP_TABLE} WHERE token = %s", [token])
+        if dbs.on_postgres():
+            cur.execute(f"SELECT upto, ids FROM {search_top_pg.TOP_TABLE} WHERE token = %s", [token])
+            row = cur.fetchone()
+            return (row[0], list(row[1])) if row else None
+        cur.execute(f"SELECT upto, ids FROM {search_top_fts.TOP_TABLE} WHERE token = %s", [token])
         row = cur.fetchone()
     return (row[0], json.loads(row[1])) if row else None
 
@@ -123,15 +134,42 @@ def test_words_with_the_same_token_share_a_list_and_phrases_do_not_use_one(many_
     phrase = Message.objects.create(session=s, role="user", content="connect the service now").pk
     assert _page('"connect the"') == [phrase]
     with connection.cursor() as cur:
-        assert search_top.token(cur, "as") == "as"  # SQLite's porter keeps short words (a Python porter says "a")
-        assert search_top.token(cur, "technology") == "technolog"
-        assert search_top.token(cur, "docker-compose") is None  # two tokens: a phrase, ranked exactly
+        token = search_top.backend().token
+        assert token(cur, "as") == "as"  # the database's stemmer keeps short words (a Python porter says "a")
+        assert token(cur, "technology") == "technolog"
+        assert token(cur, "docker-compose") is None  # several tokens: a phrase, ranked exactly
+        assert token(cur, "kafka kafka") is None
 
 
+@pytest.mark.skipif(dbs.on_postgres(), reason="FTS5's tokenizer")
 def test_the_tokenizer_is_the_word_index_one() -> None:
     with connection.cursor() as cur:
         cur.execute("SELECT sql FROM sqlite_master WHERE name = %s", [FTS_TABLE])
-        assert f"tokenize='{search_top.TOKENIZE}'" in cur.fetchone()[0]
+        assert f"tokenize='{search_top_fts.TOKENIZE}'" in cur.fetchone()[0]
+
+
+@pytest.mark.skipif(not dbs.on_postgres(), reason="PostgreSQL's index")
+def test_the_token_is_the_lexeme_the_index_stores() -> None:
+    m = Message.objects.create(session=ChatSession.objects.create(), role="user", content="Connections Élan")
+    with connection.cursor() as cur:
+        cur.execute("SELECT tsvector_to_array(search_vector) FROM knowledge_message_search WHERE id = %s", [m.pk])
+        stored = set(cur.fetchone()[0])
+        assert {search_top_pg.token(cur, "connecting"), search_top_pg.token(cur, "elan")} == stored
+
+
+@pytest.mark.skipif(not dbs.on_postgres(), reason="PostgreSQL counts through the list (FTS5 counts from its index)")
+def test_the_count_stays_exact_when_a_listed_word_loses_messages(many_hits: None) -> None:
+    s = ChatSession.objects.create(title="t")
+    weak = _weak_hits(s, "kafka", 8)
+    page = search_messages("kafka")  # makes the list, which knows the word had 8 hits
+    assert (page.total_display, _listed("kafka")) == ("5+", (weak[-1], weak))
+    Message.objects.filter(pk__in=weak[:2]).delete()
+    assert search_messages("kafka").total_display == "5+"  # 6 left
+    Message.objects.filter(pk=weak[2]).delete()
+    page = search_messages("kafka")
+    assert (page.total_display, [h.message_id for h in page.results]) == ("5", weak[3:])
+    Message.objects.filter(session=s).update(content="something else")  # edits may take the word away too
+    assert search_messages("kafka").total_display == "0"
 
 
 def test_rebuilding_the_index_lists_every_word_past_the_count_cap(many_hits: None) -> None:

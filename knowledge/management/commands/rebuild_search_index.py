@@ -19,12 +19,13 @@ from knowledge import search_top
 _fts_migration = importlib.import_module("knowledge.migrations.0003_search_index")
 _pg_migration = importlib.import_module("knowledge.migrations.0011_postgres_search_table_issue18")
 _top_migration = importlib.import_module("knowledge.migrations.0012_search_top_issue16")
+_pg_top_migration = importlib.import_module("knowledge.migrations.0013_search_top_postgres_issue18")
 
 
 def rebuild_postgres(cursor: Any) -> int:
     """PostgreSQL: recreate the trigger and indexes if missing and recompute every row's entry."""
     cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE refuses pending deferred checks
-    for sql in _pg_migration.FORWARD:
+    for sql in _pg_migration.FORWARD + _pg_top_migration.FORWARD:
         cursor.execute(sql)
     cursor.execute("SELECT count(*) FROM knowledge_message")
     return int(cursor.fetchone()[0])
@@ -52,7 +53,10 @@ class Command(BaseCommand):
         if connection.vendor == "postgresql":
             with transaction.atomic(), connection.cursor() as cur:
                 count = rebuild_postgres(cur)
-            self.stdout.write(f"Indexed {count} messages in {time.monotonic() - started:.1f}s.")
+                lists = search_top.rebuild_lists(cur)
+            self.stdout.write(
+                f"Indexed {count} messages (top lists for {lists} common words) in {time.monotonic() - started:.1f}s."
+            )
             return
         with transaction.atomic(), connection.cursor() as cur:
             counts = rebuild_indexes(cur)
