@@ -8,6 +8,9 @@ computes every tsvector; the GIN indexes are built after the copy, as a restore 
 DATABASE_URL (a server where it may CREATE DATABASE), or starts a throwaway cluster from Debian's
 packages with scripts/services.sh and stops it afterwards.
 
+After the load each side makes the top lists of its common words (knowledge/search_top.py), as
+`rebuild_search_index` does, so both are measured in their steady state.
+
 Each side runs in its own process (a Django process has one default database); the parent sends
 the same query to each in turn, rotating the order, and each reports the time of its own call:
 search_messages on FTS5, search_messages on PostgreSQL, and an ILIKE '%term%' scan on PostgreSQL
@@ -109,13 +112,20 @@ def worker() -> None:
     import django
 
     django.setup()
+    from django.db import connection, transaction
+
     from bench.search import like_scan
+    from knowledge import search_top
     from knowledge.search import search_messages
 
     def ilike(q: str) -> object:
         return like_scan(q.replace("%", ""), operator="ILIKE")
 
-    fns = {"search": lambda q: search_messages(q, limit=20), "ilike": ilike}
+    def lists(_: str) -> object:
+        with transaction.atomic(), connection.cursor() as cur:
+            return search_top.rebuild_lists(cur)
+
+    fns = {"search": lambda q: search_messages(q, limit=20), "ilike": ilike, "lists": lists}
     for line in sys.stdin:
         name, q = json.loads(line)
         t = time.perf_counter()
@@ -174,6 +184,7 @@ def _run_size(size: int, words: list[str], qs: list[str], tmp: Path, admin_url: 
     fts, pg = Side({**base_env, "HERMES_DB": str(db)}), Side({**base_env, "DATABASE_URL": pg_url})
     sides = {"fts5": (fts, "search"), "postgres": (pg, "search"), "ilike": (pg, "ilike")}
     try:
+        lists = {"fts5": fts.time("lists", "") / 1000, "postgres": pg.time("lists", "") / 1000}
         for q in qs[:5]:  # warm caches, as a running server's would be
             for side, fn in sides.values():
                 side.time(fn, q)
@@ -189,6 +200,7 @@ def _run_size(size: int, words: list[str], qs: list[str], tmp: Path, admin_url: 
         pg.close()
     (fm, fp), (pm, pp), (im, ip) = stats(ms["fts5"]), stats(ms["postgres"]), stats(ms["ilike"])
     print(f"\n{size:,} messages: SQLite built in {sqlite_build:.0f}s, PostgreSQL copied + indexed in {pg_build:.0f}s")
+    print(f"  top lists made in {lists['fts5']:.0f}s (FTS5) and {lists['postgres']:.0f}s (PostgreSQL)")
     print(f"  FTS5 search_messages        median {fm:7.2f} ms   p95 {fp:7.2f} ms")
     print(f"  PostgreSQL search_messages  median {pm:7.2f} ms   p95 {pp:7.2f} ms")
     print(f"  PostgreSQL ILIKE scan       median {im:7.2f} ms   p95 {ip:7.2f} ms")
