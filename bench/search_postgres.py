@@ -154,6 +154,12 @@ def main() -> None:
     base_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "HERMES_DB")}
     base_env.update(HERMES_HOME=str(tmp), DJANGO_SETTINGS_MODULE="hermes_site.settings")
     try:
+        # The SQLite load (bench/search_data.py) runs the index's own SQL, from modules that need
+        # Django's settings (a throwaway SQLite home; no database is opened here).
+        os.environ.update(HERMES_HOME=str(tmp), DJANGO_SETTINGS_MODULE="hermes_site.settings")
+        import django
+
+        django.setup()
         for size in args.sizes:
             _run_size(size, words, qs, tmp, admin_url, base_env)
     finally:

@@ -7,7 +7,9 @@ ANDed, so nothing a person types is tsquery syntax. They are matched and ranked 
 `knowledge_message_search` table (id, session, role, time, tsvector), aliased `m` so the shared
 filters apply to it as to a message; only the page's rows are then read from `knowledge_message`.
 Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
-ranked the same in the tests). Queries with Chinese,
+ranked the same in the tests). A one-word query with more hits than the count cap is ranked
+through the word's top list (knowledge/search_top.py), which also proves its count past the cap
+without reading a heap page per hit (knowledge 0013). Queries with Chinese,
 Japanese, Korean… characters are substring matches on `search_text`, served by a pg_trgm GIN
 index, newest first, as the FTS5 trigram path. Snippets are cut in Python from the
 page's content (knowledge/snippets.py), with `ts_headline` as the fallback for hits in tool
@@ -117,6 +119,11 @@ def _count(cur: Any, p: PgPlan) -> int:
     return int(cur.fetchone()[0])
 
 
+def _one_word(p: PgPlan, terms: list[Term]) -> bool:
+    """A query a top list can rank (knowledge/search_top.py): one ranked word or phrase."""
+    return p.rank is not None and len(terms) == 1
+
+
 def _word_count(cur: Any, terms: list[Term]) -> int:
     """The capped count of a one-word query's hits without filters: past the cap when the word's
     top list proves it (knowledge 0013), as counting would — counting reads a heap page per hit."""
@@ -125,25 +132,21 @@ def _word_count(cur: Any, terms: list[Term]) -> int:
     return _count(cur, plan(terms, Filters()))
 
 
-def _listed(
-    cur: Any, p: PgPlan, terms: list[Term], filters: Filters, need: int | None, total: int | None = None
-) -> list[tuple[int, str]] | None:
-    """(message id, session id) of a common word's best hits that pass the filters, best first,
-    from its top list (knowledge/search_top.py): every other hit ranks below all of them.
-    `need`: the page's hits, or None for as many as the list can tell; `total`: the capped
-    count of the hits when already known. None when no list applies."""
-    if p.rank is None or len(terms) != 1:
-        return None
-    where, params = filter_sql(filters)
-    if where or total is None:  # a filtered count says nothing of the word's own
-        total = _word_count(cur, terms)
+def _list_ids(cur: Any, terms: list[Term], need: int | None, total: int) -> list[int] | None:
+    """A common word's best hits (`total`: its capped count) from its top list, or None."""
     if total <= search_results.COUNT_CAP:
         return None
-    ids = search_top.ranked(cur, terms[0].text, terms[0].text, need)
-    if not ids:
+    return search_top.ranked(cur, terms[0].text, terms[0].text, need) or None
+
+
+def _listed(cur: Any, p: PgPlan, terms: list[Term], filters: Filters) -> list[tuple[int, str]] | None:
+    """(message id, session id) of a common word's best hits that pass the filters, best first,
+    as many as its top list can tell: every other hit ranks below all of them. None when no
+    list applies."""
+    ids = _list_ids(cur, terms, None, _word_count(cur, terms)) if _one_word(p, terms) else None
+    if ids is None:
         return None
-    if not where and need is not None:  # a page without filters: its sessions are not needed
-        return [(mid, "") for mid in ids]
+    where, params = filter_sql(filters)
     join = " JOIN knowledge_chatsession s ON s.id = m.session_id" if p.needs_session else ""
     cur.execute(
         f"SELECT m.id, m.session_id FROM knowledge_message_search m{join} WHERE m.id = ANY(%s)"
@@ -154,13 +157,19 @@ def _listed(
     return [(mid, session_of[mid]) for mid in ids if mid in session_of]
 
 
-def _page(cur: Any, p: PgPlan, terms: list[Term], filters: Filters, total: int, limit: int, offset: int) -> list[int]:
-    """The ids of one page of hits, best first: from the word's list when it can fill the page."""
-    filtered = bool(filter_sql(filters)[0])
-    if filtered or total > search_results.COUNT_CAP:
-        listed = _listed(cur, p, terms, filters, None if filtered else offset + limit, total)
-        if listed is not None and len(listed) >= offset + limit:
-            return [mid for mid, _ in listed[offset : offset + limit]]
+def _page(
+    cur: Any, p: PgPlan, terms: list[Term], filters: Filters | None, total: int, limit: int, offset: int
+) -> list[int]:
+    """The ids of one page of hits, best first: from the word's list when it can fill the page
+    (`filters`: None when there are none; then `total` is the word's own capped count)."""
+    need = offset + limit
+    if filters is not None:
+        listed = _listed(cur, p, terms, filters)
+        ids = [mid for mid, _ in listed] if listed else None
+    else:
+        ids = _list_ids(cur, terms, need, total) if _one_word(p, terms) else None
+    if ids is not None and len(ids) >= need:
+        return ids[offset:need]
     cur.execute(
         f"SELECT m.id FROM {p.from_sql} WHERE {p.where} ORDER BY {p.order} LIMIT %s OFFSET %s",
         [*p.all_params, limit, offset],
@@ -171,12 +180,12 @@ def _page(cur: Any, p: PgPlan, terms: list[Term], filters: Filters, total: int, 
 def search_messages(query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
     p = plan(terms, filters)
     with connection.cursor() as cur:
-        one_word = p.rank is not None and len(terms) == 1 and not filter_sql(filters)[0]
-        total = _word_count(cur, terms) if one_word else _count(cur, p)
+        filtered = bool(filter_sql(filters)[0])
+        total = _word_count(cur, terms) if _one_word(p, terms) and not filtered else _count(cur, p)
         rows: list[tuple[Any, ...]] = []
         if total > min(offset, search_results.COUNT_CAP):
             # The page is chosen in the index's table; only its rows are read in full.
-            ids = _page(cur, p, terms, filters, total, limit, offset)
+            ids = _page(cur, p, terms, filters if filtered else None, total, limit, offset)
             cur.execute(
                 "SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content"
                 " FROM knowledge_message m JOIN knowledge_chatsession s ON s.id = m.session_id WHERE m.id = ANY(%s)",
@@ -196,7 +205,7 @@ def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[l
     """(session id, best message id) for the `limit` best sessions, and those messages' snippets."""
     p = plan(terms, filters)
     with connection.cursor() as cur:
-        listed = _listed(cur, p, terms, filters, None)
+        listed = _listed(cur, p, terms, filters)
         best = first_per_session(listed or [], limit)
         if len(best) < limit:
             cur.execute(
