@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from django.db import connection
 
 from knowledge import search_results, search_top_fts, search_top_pg
+from knowledge.query import Term
 from knowledge.search_results import RankedHit
 
 TOP_SIZE = 200  # hits kept per word: ten pages of 20
@@ -99,12 +100,14 @@ def ranked(cur: Any, text: str, query: str, need: int | None = None) -> list[int
 def rebuild_lists(cur: Any) -> int:
     """Make the list of every token with more than COUNT_CAP hits (after a bulk load or an index
     rebuild); returns how many. Only tokens that the backend's query of the token matches exactly
-    get one here (a stemmer does not always return a stem unchanged); a search makes the others."""
+    get one here (a stemmer does not always return a stem unchanged); a search makes the others.
+    Runs of Chinese, Japanese… text, which the word index keeps as tokens, get none: their
+    searches go to the substring index."""
     sql = backend()
     sql.clear(cur)
     made = 0
     for tok in sql.common(cur, search_results.COUNT_CAP):
-        if sql.token(cur, tok) == tok:
+        if not Term(tok).unsegmented and sql.token(cur, tok) == tok:
             _store(cur, sql, tok, sql.query_of(tok))
             made += 1
     return made

@@ -176,11 +176,13 @@ def test_rebuilding_the_index_lists_every_word_past_the_count_cap(many_hits: Non
     s = ChatSession.objects.create(title="t")
     weak = _weak_hits(s, "kafka", 8)
     Message.objects.create(session=s, role="user", content="rare words only")
+    for _ in range(6):  # one token of the word index, but searched through the substring index
+        Message.objects.create(session=s, role="user", content="配置文件")
     out = io.StringIO()
     call_command("rebuild_search_index", stdout=out)
     assert "top lists for" in out.getvalue()
-    assert _listed("kafka") == (weak[-1] + 1, weak)
-    assert _listed("rare") is None
+    assert _listed("kafka") == (weak[-1] + 7, weak)  # upto: the newest message when the list was made
+    assert _listed("rare") is None and _listed("配置文件") is None
     assert _listed("word1") is not None  # every filler word is in more than 5 messages
     assert _page("kafka") == weak
 
