@@ -9,7 +9,7 @@ filters apply to it as to a message; only the page's rows are then read from `kn
 Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
 ranked the same in the tests). A one-word query with more hits than the count cap is ranked
 through the word's top list (knowledge/search_top.py), which also proves its count past the cap
-without reading a heap page per hit (knowledge 0013). Queries with Chinese,
+without reading a heap page per hit (knowledge 0015). Queries with Chinese,
 Japanese, Korean… characters are substring matches on `search_text`, served by a pg_trgm GIN
 index, newest first, as the FTS5 trigram path. Snippets are cut in Python from the
 page's content (knowledge/snippets.py), with `ts_headline` as the fallback for hits in tool
@@ -126,7 +126,7 @@ def _one_word(p: PgPlan, terms: list[Term]) -> bool:
 
 def _word_count(cur: Any, terms: list[Term]) -> int:
     """The capped count of a one-word query's hits without filters: past the cap when the word's
-    top list proves it (knowledge 0013), as counting would — counting reads a heap page per hit."""
+    top list proves it (knowledge 0015), as counting would — counting reads a heap page per hit."""
     if search_top_pg.hits_at_least(cur, terms[0].text) > search_results.COUNT_CAP:
         return search_results.COUNT_CAP + 1
     return _count(cur, plan(terms, Filters()))

@@ -1,7 +1,7 @@
 """The SQL of the top lists on PostgreSQL (the policy is knowledge/search_top.py), and how the
 word index is matched and ranked there (shared with knowledge/search_pg.py, which runs searches).
 
-A list lives in `knowledge_message_search_top` (knowledge 0013): the word's lexeme under the
+A list lives in `knowledge_message_search_top` (knowledge 0015): the word's lexeme under the
 `hermes` configuration (to_tsvector's, as the index stores it), `upto` and its message ids.
 Hits are ranked by ts_rank, best first, ties to the newest — search_pg's order. ts_rank reads
 only the message's own vector (no collection statistics), so on PostgreSQL a list drifts only
@@ -95,7 +95,7 @@ def _literal(tok: str) -> str:
 
 
 def save(cur: Any, tok: str, upto: int, ids: list[int]) -> None:
-    """Store the list with the word's hits and the removals so far (knowledge 0013: their
+    """Store the list with the word's hits and the removals so far (knowledge 0015: their
     difference bounds the word's hits from below)."""
     # One statement, one snapshot: the count and the removals describe the same moment.
     cur.execute(

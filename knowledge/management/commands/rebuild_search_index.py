@@ -19,7 +19,7 @@ from knowledge import search_top
 _fts_migration = importlib.import_module("knowledge.migrations.0003_search_index")
 _pg_migration = importlib.import_module("knowledge.migrations.0011_postgres_search_table_issue18")
 _top_migration = importlib.import_module("knowledge.migrations.0012_search_top_issue16")
-_pg_top_migration = importlib.import_module("knowledge.migrations.0013_search_top_postgres_issue18")
+_pg_top_migration = importlib.import_module("knowledge.migrations.0015_search_top_postgres_issue18")
 
 
 def rebuild_postgres(cursor: Any) -> int:

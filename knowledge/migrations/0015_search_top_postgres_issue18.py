@@ -64,6 +64,6 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("knowledge", "0012_search_top_issue16")]
+    dependencies = [("knowledge", "0014_session_end_worker_issue18")]
 
     operations = [migrations.RunPython(_run(FORWARD), _run(REVERSE))]
