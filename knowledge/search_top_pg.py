@@ -108,10 +108,12 @@ def save(cur: Any, tok: str, upto: int, ids: list[int]) -> None:
     )
 
 
-def hits_at_least(cur: Any, tok: str) -> int:
-    """A lower bound of the word's hits from its list (0 without one): each removal since the
-    list was made took at most one hit away."""
-    cur.execute(f"SELECT t.hits - (r.n - t.removed) FROM {TOP_TABLE} t, {REMOVED_TABLE} r WHERE t.token = %s", [tok])
+def hits_at_least(cur: Any, text: str) -> int:
+    """A lower bound of the hits of the word `text` from its list (0 without one): each removal
+    since the list was made took at most one hit away."""
+    cur.execute(
+        f"SELECT t.hits - (r.n - t.removed) FROM {TOP_TABLE} t, {REMOVED_TABLE} r WHERE t.token = {_TOKEN}", [text]
+    )
     row = cur.fetchone()
     return int(row[0]) if row else 0
 
