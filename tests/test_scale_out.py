@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,16 +96,22 @@ def _wait(predicate: Any, what: str, timeout: float = 60) -> None:
         time.sleep(0.1)
 
 
+def _first_attempt_hangs(started: threading.Event, never: threading.Event) -> Callable[[dict[str, Any]], Reply]:
+    """A model whose first answer never comes (its worker is killed while waiting); later ones save."""
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if not started.is_set():
+            started.set()
+            never.wait(60)
+        return Reply(tool_calls=[SAVE_USER_PREF])
+
+    return answer
+
+
 def test_queue_worker_killed_mid_review_is_restarted_and_the_review_completes_once(tmp_path):
     llm = _llm()
     first_attempt_started, never = threading.Event(), threading.Event()
-
-    def review(body: dict[str, Any]) -> Reply:
-        if not first_attempt_started.is_set():
-            first_attempt_started.set()
-            never.wait(60)  # the first worker dies while waiting for this answer
-        return Reply(tool_calls=[SAVE_USER_PREF])
-
+    review = _first_attempt_hangs(first_attempt_started, never)
     llm.when(is_review_start, review)
     llm.when(is_review_followup, Reply(text="Saved."))
     home = CLIHome(tmp_path / "home", base_url=llm.base_url)
@@ -218,13 +225,7 @@ def test_new_chat_on_the_queue_is_flushed_by_the_queue_worker_once_and_titles_co
 def test_queue_worker_killed_mid_flush_is_restarted_and_the_flush_lands_once(tmp_path):
     llm = _llm()
     first_attempt_started, never = threading.Event(), threading.Event()
-
-    def flush(body: dict[str, Any]) -> Reply:
-        if not first_attempt_started.is_set():
-            first_attempt_started.set()
-            never.wait(60)  # the first worker dies while waiting for this answer
-        return Reply(tool_calls=[SAVE_USER_PREF])
-
+    flush = _first_attempt_hangs(first_attempt_started, never)
     llm.when(is_flush, flush)
     env = {**model_env(llm.base_url), "HERMES_QUEUE": "tasks"}
     log = tmp_path / "worker.log"
