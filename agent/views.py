@@ -120,6 +120,8 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
             # The person's title: the model's automatic one never replaces it (agent/titles.py).
             ChatSession.objects.filter(pk=session.pk).update(title=title, title_source="person")
             session.title = title
+        if not request.htmx:  # a plain form post (before htmx wired the form, or without JavaScript)
+            return redirect("chat", session_id=session.pk)
         response = render(request, "chat/_title.html", {"session": session})
         response["HX-Trigger"] = "sessions-changed"  # the sidebar shows the new title too
         return response

@@ -101,6 +101,17 @@ def test_rename_inline_updates_title_and_sidebar(auth_client, home):
     assert ChatSession.objects.get(pk=session.pk).title == "Trip planning"
 
 
+def test_rename_form_posted_without_htmx_renames_and_returns_to_the_chat(auth_client, home):
+    """Enter pressed before htmx wired the form (or no JavaScript): a plain form post still renames."""
+    session = chat_service.create_session()
+    form = auth_client.get(f"/c/{session.pk}/rename/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'method="post"' in form and f'action="/c/{session.pk}/rename/"' in form and "csrfmiddlewaretoken" in form
+    resp = auth_client.post(f"/c/{session.pk}/rename/", {"title": "Deploy notes"})
+    assert resp.status_code == 302 and resp["Location"] == f"/c/{session.pk}/"
+    stored = ChatSession.objects.get(pk=session.pk)
+    assert (stored.title, stored.title_source) == ("Deploy notes", "person")
+
+
 def test_delete_removes_the_session_and_its_messages(auth_client, home):
     session = _session_with({"role": "user", "content": "bye"})
     resp = auth_client.post(f"/c/{session.pk}/delete/", HTTP_HX_REQUEST="true")

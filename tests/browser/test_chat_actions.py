@@ -158,7 +158,7 @@ def test_the_model_suggests_a_title_that_the_person_saves(page, llm, daphne_serv
     expect(page.locator("#chat-title-text")).to_have_text("how do I deploy to staging?")  # plain words
     page.click("#chat-title button")
     page.click(".rename-form .suggest-title")
-    expect(page.locator(".rename-form input")).to_have_value("Staging deploy checklist")
+    expect(page.locator(".rename-form input[name=title]")).to_have_value("Staging deploy checklist")
     page.click(".rename-form button[type=submit]")
     expect(page.locator("#chat-title-text")).to_have_text("Staging deploy checklist")
     assert daphne_server.query("select title from knowledge_chatsession where id=?", session_id) == [

@@ -85,7 +85,7 @@ def test_escape_cancels_an_edit_and_a_rename(page, llm):
     expect(page.locator(".edit-form")).to_have_count(0)
     expect(page.locator(".msg-user .md")).to_have_text("keep me as I am")
     page.click("#chat-title button")
-    page.locator(".rename-form input").fill("not this title")
+    page.locator(".rename-form input[name=title]").fill("not this title")
     page.keyboard.press("Escape")
     expect(page.locator(".rename-form")).to_have_count(0)
     expect(page.locator("#chat-title-text")).to_have_text("keep me as I am")

@@ -121,7 +121,13 @@ class ChatPage {
     if (this.actions.cancelOpenEdit()) return;
     const renameCancel = document.querySelector("#chat-title .rename-form button[hx-get]");
     if (renameCancel) {
-      renameCancel.click();
+      // Asked of htmx directly: a click on a button htmx has not wired yet (a form just swapped
+      // in) would do nothing.
+      if (window.htmx) {
+        window.htmx.ajax("GET", renameCancel.getAttribute("hx-get"), { target: "#chat-title", swap: "innerHTML" });
+      } else {
+        renameCancel.click();
+      }
     } else if (this.busy) {
       ev.preventDefault();
       this.stop();
