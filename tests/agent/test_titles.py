@@ -130,7 +130,7 @@ def test_a_title_the_person_gave_is_never_replaced(llm, home, auth_client, caplo
     agent = AgentSession.open(source="web")
     _turn(agent, "first question")
     assert asked.wait(30)
-    resp = auth_client.post(f"/c/{agent.session.pk}/rename/", {"title": "My own name"})
+    resp = auth_client.post(f"/c/{agent.session.pk}/rename/", {"title": "My own name"}, HTTP_HX_REQUEST="true")
     assert resp.status_code == 200
     with caplog.at_level(logging.INFO, logger="agent.titles"):
         answer.set()
