@@ -76,13 +76,18 @@ def _count(cur: Any, plan: Plan, *, filtered: bool = True) -> int:
     return int(cur.fetchone()[0])
 
 
-def _listed(cur: Any, plan: Plan, terms: list[Term], need: int | None) -> list[tuple[int, str]] | None:
+def _listed(
+    cur: Any, plan: Plan, terms: list[Term], need: int | None, word_hits: int | None = None
+) -> list[tuple[int, str]] | None:
     """(message id, session id) of a common word's best hits that pass the filters, best first,
     from its top list: every other hit ranks below all of them. `need`: the page's hits, or None
-    for as many as the list can tell. None when no list applies."""
+    for as many as the list can tell. `word_hits`: the unfiltered capped count, when the caller
+    has it. None when no list applies."""
     if plan.table != FTS_TABLE or len(terms) != 1 or plan.match is None:
         return None
-    if _count(cur, plan, filtered=False) <= search_results.COUNT_CAP:
+    if word_hits is None:
+        word_hits = _count(cur, plan, filtered=False)
+    if word_hits <= search_results.COUNT_CAP:
         return None
     text = terms[0].text
     # Filters may drop any of the list's hits: then all of them are read, not just the page's.
@@ -105,7 +110,10 @@ def _page(
     """The ids of one page of hits, best first, and the snippets already computed for them."""
     t = plan.table
     if plan.ranked and (plan.filter_where or total > search_results.COUNT_CAP):
-        listed = _listed(cur, plan, terms, None if plan.filter_where else offset + limit)
+        if plan.filter_where:
+            listed = _listed(cur, plan, terms, None)
+        else:  # `total` is then the word's own capped count: not counted again
+            listed = _listed(cur, plan, terms, offset + limit, word_hits=total)
         if listed is not None and len(listed) >= offset + limit:
             return [mid for mid, _ in listed[offset : offset + limit]], {}
     if plan.ranked and not plan.filter_where and total > search_results.COUNT_CAP:
