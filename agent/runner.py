@@ -15,11 +15,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections
 from django.db.models import F
 from django.utils import timezone
 
-from agent import clients, titles
+from agent import clients, titles, turn_records
 from agent.compression import TokenCount, compress, flush_memory, needs_compression
 from agent.llm import ChatClient, LLMError
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
@@ -32,16 +32,14 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from hermes_site.rendering import plain_text
 from knowledge import outcomes
 from knowledge.capabilities import DbCapabilityStore
-from knowledge.models import ChatSession, Message, ReviewRun, without_nul
+from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.prompt import build_system_prompt
 from knowledge.skills import SkillStore
 
 log = logging.getLogger(__name__)
 
-TITLE_CHARS = 60
 # The session columns that tell whether a cached agent still matches the stored session.
 CURRENT_FIELDS = ("message_count", "compression_count")
 
@@ -311,50 +309,16 @@ class AgentSession:
         )
 
     # -- persistence --------------------------------------------------------------------------
-    def _store(
-        self,
-        msg: dict[str, Any],
-        *,
-        finish_reason: str = "",
-        tokens: int = 0,
-        tool_name: str = "",
-        first_user: bool = False,
-        session_updates: dict[str, Any] | None = None,
-    ) -> Message:
-        """Store one message and update its session row, in one transaction (`session_updates`:
-        more columns of the session to set in the same UPDATE)."""
-        with transaction.atomic():
-            m = Message.objects.create(
-                session=self.session,
-                role=msg["role"],
-                content=msg.get("content") or "",
-                tool_calls=msg.get("tool_calls") or None,
-                reasoning=msg.get("reasoning_content") or "",
-                tool_call_id=msg.get("tool_call_id", ""),
-                tool_name=tool_name,
-                finish_reason=finish_reason,
-                token_count=tokens,
-            )
-            updates: dict[str, Any] = {
-                **(session_updates or {}),
-                "message_count": F("message_count") + 1,
-                "updated_at": timezone.now(),
-            }
-            if msg.get("tool_calls"):
-                updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
-            if first_user and not self.session.title:
-                # Plain words: a title shows no Markdown markup (issue 13, defect 4).
-                title = without_nul(plain_text(str(msg.get("content") or ""), TITLE_CHARS)) or "New chat"
-                updates["title"], updates["title_source"] = title, "message"
-                self.session.title, self.session.title_source = title, "message"
-            ChatSession.objects.filter(pk=self.session.pk).update(**updates)
+    def _store(self, msg: dict[str, Any], **kw: Any) -> Message:
+        """Store one message of this session (agent/turn_records.py) and count it as known."""
+        m = turn_records.store_message(self.session, msg, **kw)
         self.known_messages += 1
         return m
 
     def _model_called(self, event: ModelCalled) -> Message | None:
         """Count the call; store its message (if any) with the usage in one transaction."""
         self.counters.model_called()
-        usage = self._usage_updates(event)
+        usage = turn_records.usage_updates(self.session, event)
         if event.message.get("content") or event.message.get("tool_calls"):
             return self._store(
                 event.message,
@@ -364,16 +328,6 @@ class AgentSession:
             )
         ChatSession.objects.filter(pk=self.session.pk).update(**usage)
         return None
-
-    def _usage_updates(self, event: ModelCalled) -> dict[str, Any]:
-        """The session columns a model call changes (written with its message, if any)."""
-        u = event.usage
-        self.session.last_prompt_tokens = u.prompt_tokens if u.reported else 0
-        return {
-            "prompt_tokens": F("prompt_tokens") + u.prompt_tokens,
-            "completion_tokens": F("completion_tokens") + u.completion_tokens,
-            "last_prompt_tokens": self.session.last_prompt_tokens,
-        }
 
     def _save_counters(self) -> None:
         ChatSession.objects.filter(pk=self.session.pk).update(
