@@ -60,6 +60,15 @@ class ParsedSkill:
     warnings: list[str] = field(default_factory=list)
 
 
+def check_file_size(size: int, label: str) -> None:
+    """Every file of a skill, SKILL.md included, is capped (what an import, the tools and the pages share)."""
+    if size > MAX_FILE_BYTES:
+        raise SkillError(
+            f"'{label}' is {size:,} bytes; each file of a skill is limited to {MAX_FILE_BYTES:,} bytes. "
+            "Nothing was written."
+        )
+
+
 def check_name(name: object, what: str = "skill name") -> str:
     """A skill or category name; the regex alone keeps `..`, `/`, NUL and spaces out of paths."""
     if not isinstance(name, str) or not name:

@@ -40,17 +40,17 @@ from knowledge.skill_files import (
     write_skill_file,
 )
 from knowledge.skill_format import (
-    MAX_FILE_BYTES,
     SKILL_FILE,
     SkillError,
     check_category,
+    check_file_size,
     check_name,
     check_rel_path,
     one_line,
     validate_skill_md,
 )
 
-__all__ = ["SkillError", "SkillInfo", "SkillStore", "render_index"]
+__all__ = ["SkillError", "SkillInfo", "SkillStore"]
 
 LOCK_FILE = ".lock"
 INDEX_INSTRUCTION = (
@@ -235,7 +235,7 @@ class SkillStore:
                 except SkillError as exc:
                     raise SkillError(f"The patch would break SKILL.md, so it was not applied: {exc}") from exc
             data = new_text.encode("utf-8")
-            self._check_size(data, label)
+            check_file_size(len(data), label)
             self._write(name, target, data, "patch", prov or Provenance())
         return target
 
@@ -248,7 +248,7 @@ class SkillStore:
         """Any file of a skill's folder but SKILL.md (LICENSE.txt, fonts, binaries), size-capped."""
         check_name(name)
         rel = check_rel_path(file_path, support_only=True)
-        self._check_size(data, str(rel))
+        check_file_size(len(data), str(rel))
         with self.locked():
             target = self._resolve(self._writable(name), rel)
             if target.is_dir():
@@ -359,14 +359,6 @@ class SkillStore:
     def _resolve(self, info: SkillInfo, rel: PurePosixPath) -> Path:
         return safe_join(info.path, rel, "the skill's folder")
 
-    @staticmethod
-    def _check_size(data: bytes, label: str) -> None:
-        if len(data) > MAX_FILE_BYTES:
-            raise SkillError(
-                f"'{label}' is {len(data):,} bytes; each file of a skill is limited to {MAX_FILE_BYTES:,} bytes. "
-                "Nothing was written."
-            )
-
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
         before = snapshot(target)
         write_skill_file(target, data)
@@ -402,7 +394,3 @@ class SkillStore:
             binary=before.is_b64,
             undoes=undoes,
         )
-
-
-def render_index(store: SkillStore | None = None) -> str:
-    return (store or SkillStore()).render_index()

@@ -26,7 +26,7 @@ from knowledge.memory_store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_files import skill_folders, supporting_files
-from knowledge.skill_format import MAX_FILE_BYTES, MAX_LENIENT_SKILL_CHARS, SKILL_FILE, SkillError
+from knowledge.skill_format import MAX_LENIENT_SKILL_CHARS, SKILL_FILE, SkillError, check_file_size
 from knowledge.skills import SkillStore
 
 MAX_ARCHIVE_BYTES = 50 * 1024 * 1024  # uncompressed total, and the upload size
@@ -181,10 +181,10 @@ def _import_file(store: SkillStore, name: str, rel: str, path: Path, prov: Prove
     if path.is_symlink() or not path.is_file():
         report.items.append(Item("file", where, "skipped", "symbolic link or special file"))
         return
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        reason = f"{size:,} bytes; each file of a skill is limited to {MAX_FILE_BYTES:,} bytes"
-        report.items.append(Item("file", where, "rejected", reason))
+    try:
+        check_file_size(path.stat().st_size, where)
+    except SkillError as exc:  # refused before its bytes are read
+        report.items.append(Item("file", where, "rejected", str(exc)))
         return
     try:
         store.write_bytes(name, rel, path.read_bytes(), prov=prov)

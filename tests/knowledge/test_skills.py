@@ -12,7 +12,7 @@ from knowledge import changelog
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skill_format import SkillError, SkillFormatError
-from knowledge.skills import INDEX_INSTRUCTION, SkillStore, render_index
+from knowledge.skills import INDEX_INSTRUCTION, SkillStore
 from tests.conftest import write_config
 from tests.hermes_home import HERMES_CONFIG
 from tests.knowledge.skill_helpers import skill_md
@@ -270,7 +270,7 @@ def test_index_format_groups_by_category_uncategorised_first(store: SkillStore) 
     store.create("deploy", skill_md("deploy", description="Ship it"), category="ops")
     store.create("alpha", skill_md("alpha", description=">\n  Folded\n  text"))
     store.create("css", skill_md("css", description="Style pages"), category="frontend")
-    assert render_index(store) == (
+    assert store.render_index() == (
         f"## Skills\n{INDEX_INSTRUCTION}\n\n"
         "- alpha: Folded text\n"
         "- zeta: Last alphabetically\n"
