@@ -7,7 +7,7 @@ class AgentConfig(AppConfig):
 
     def ready(self) -> None:
         # An approved pending write is applied by the tool that staged it (knowledge.approvals).
-        from agent import live
+        from agent.chat import live
         from agent.tools import memory_tool, skill_tools
         from knowledge import approvals
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.urls import path
 
-from agent import consumers
+from agent.chat import consumers
 
 websocket_urlpatterns: list[Any] = [
     path("ws/chat/<str:session_id>/", consumers.ChatConsumer.as_asgi()),

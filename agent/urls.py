@@ -1,6 +1,7 @@
 from django.urls import path
 
-from agent import chat_actions, views
+from agent.chat import actions as chat_actions
+from agent.chat import views
 
 urlpatterns = [
     path("", views.home, name="home"),

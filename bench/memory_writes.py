@@ -18,7 +18,7 @@ CONFIG = "memory:\n  memory_char_limit: 10000000\n  user_char_limit: 10000000\n"
 def _worker(writes: int, start: Any, out: Any) -> None:
     from django.db import connection
 
-    from knowledge.memory_store import MemoryStore
+    from knowledge.memory.store import MemoryStore
     from knowledge.provenance import Provenance
 
     connection.close()  # never share the parent's SQLite handle across fork

@@ -26,7 +26,7 @@ def run(scale: str) -> list[Figure]:
         QUIET_CONFIG,
         {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "bench"},
     )
-    from agent.runner import AgentSession
+    from agent.chat.runner import AgentSession
 
     raw = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0, timeout=120)
     state: dict[str, object] = {"agent": AgentSession.open(source="cli"), "body": None}

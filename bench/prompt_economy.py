@@ -19,9 +19,9 @@ REVIEW_MODEL = "bench-review-model"
 
 
 def _seed_knowledge() -> None:
-    from knowledge.memory_store import MemoryStore
+    from knowledge.memory.store import MemoryStore
     from knowledge.provenance import Provenance
-    from knowledge.skills import SkillStore
+    from knowledge.skills.store import SkillStore
 
     store = MemoryStore()
     for i in range(8):
@@ -49,11 +49,11 @@ def run(scale: str) -> list[Figure]:
         temp_home(), CONFIG, {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "main"}
     )
     _seed_knowledge()
-    from agent import review
-    from agent.runner import AgentSession
+    from agent.chat.runner import AgentSession
+    from agent.learning import review
     from hermes_site import config as hermes_config
-    from knowledge.memory_store import MemoryStore
-    from knowledge.skills import SkillStore
+    from knowledge.memory.store import MemoryStore
+    from knowledge.skills.store import SkillStore
     from tests.learning import review_kind
 
     base = hermes_config.get()

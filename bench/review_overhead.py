@@ -50,7 +50,7 @@ def _model() -> Any:
 
 def _turn(agent: Any, i: int, keep_busy: list[Any], snapshot: list[dict[str, Any]]) -> float:
     """One measured turn of `agent`, with a review kept running in each session of `keep_busy`."""
-    from agent.review import is_running
+    from agent.learning.review import is_running
 
     for b in keep_busy:
         if not is_running(b.session.pk):
@@ -71,7 +71,7 @@ def _measure(quiet: Any, busy: list[Any], snapshot: list[dict[str, Any]], n: int
     flipping every pair). Before a block without, the reviews still running are waited out: turn by
     turn alternation left the previous sample's reviews running under the reference turn. Each
     block starts with an unmeasured turn, so no measured turn comes straight after the wait."""
-    from agent.review import wait_for_reviews
+    from agent.learning.review import wait_for_reviews
 
     for i in range(3):
         _turn(quiet, -1 - i, [], snapshot)
@@ -93,7 +93,7 @@ def run(scale: str) -> list[Figure]:
     django_setup(temp_home(), CONFIG, {"OPENAI_API_KEY": "k", "HERMES_MODEL": "b"})
     server = _model()  # its helpers need Django
     os.environ["OPENAI_BASE_URL"] = server.base_url
-    from agent.runner import AgentSession
+    from agent.chat.runner import AgentSession
 
     snapshot = [{"role": "system", "content": "s"}, {"role": "user", "content": "I like tea"}]
     figures = []

@@ -5,7 +5,7 @@
   so it can stop early on common words: the comparison favours the scan); all interleaved;
 - ranking kept: the top 20 against an exact `ORDER BY bm25()` over the whole index (overlap,
   mean and lowest, over every query) — common words are ranked through their top lists
-  (knowledge/search_top.py), made after the bulk load as `rebuild_search_index` makes them;
+  (knowledge/search/top.py), made after the bulk load as `rebuild_search_index` makes them;
 - the search page through a real daphne, and the Django admin's message search, against the
   in-process search_messages for the same query, interleaved;
 - daphne's resident memory after serving those on the largest database (figure 8).
@@ -58,8 +58,8 @@ def exact_top(q: str) -> list[int]:
     message rows or snippets) — what search_messages did for every query before top lists."""
     from django.db import connection
 
-    from knowledge.query import parse_terms, quote_term
-    from knowledge.search_plan import FTS_TABLE
+    from knowledge.search.plan import FTS_TABLE
+    from knowledge.search.sanitize import parse_terms, quote_term
 
     words = " ".join(quote_term(t.text) for t in parse_terms(q))
     with connection.cursor() as cur:
@@ -177,7 +177,7 @@ def run(scale: str) -> list[Figure]:
     django.setup()
     from django.db import connection
 
-    from knowledge import search_top
+    from knowledge.search import top as search_top
 
     words = vocabulary()
     qs = queries(words, cfg["queries"])

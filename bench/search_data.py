@@ -142,8 +142,8 @@ def like_scan(q: str, limit: int = 20, operator: str = "LIKE") -> list[object]:
     from django.db import connection
 
     from knowledge.search import _to_datetime
-    from knowledge.search_results import COUNT_CAP, MessageHit
-    from knowledge.snippets import substring_snippet
+    from knowledge.search.results import COUNT_CAP, MessageHit
+    from knowledge.search.snippets import substring_snippet
 
     terms = q.split()
     where = " AND ".join([f"m.content {operator} %s"] * len(terms))

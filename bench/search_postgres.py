@@ -8,7 +8,7 @@ computes every tsvector; the GIN indexes are built after the copy, as a restore 
 DATABASE_URL (a server where it may CREATE DATABASE), or starts a throwaway cluster from Debian's
 packages with scripts/services.sh and stops it afterwards.
 
-After the load each side makes the top lists of its common words (knowledge/search_top.py), as
+After the load each side makes the top lists of its common words (knowledge/search/top.py), as
 `rebuild_search_index` does, so both are measured in their steady state.
 
 Each side runs in its own process (a Django process has one default database); the parent sends
@@ -115,8 +115,8 @@ def worker() -> None:
     from django.db import connection, transaction
 
     from bench.search import like_scan
-    from knowledge import search_top
     from knowledge.search import search_messages
+    from knowledge.search import top as search_top
 
     def ilike(q: str) -> object:
         return like_scan(q.replace("%", ""), operator="ILIKE")

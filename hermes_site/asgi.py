@@ -12,7 +12,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from agent.routing import websocket_urlpatterns  # noqa: E402
-from knowledge.runs import recover_after_restart  # noqa: E402
+from knowledge.history.runs import recover_after_restart  # noqa: E402
 
 recover_after_restart()
 

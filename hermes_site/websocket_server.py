@@ -26,7 +26,7 @@ from daphne.access import AccessLogGenerator
 from daphne.cli import CommandLineInterface
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 
-from agent.ratelimit import max_frame_chars
+from agent.chat.ratelimit import max_frame_chars
 from hermes_site import config as hermes_config
 
 MESSAGE_TOO_BIG = 1009

@@ -7,5 +7,5 @@ class KnowledgeConfig(AppConfig):
 
     def ready(self) -> None:
         # The stores' undo modules register their restorers with the change log on import.
-        import knowledge.memory_store
-        import knowledge.skill_undo  # noqa: F401
+        import knowledge.memory.store
+        import knowledge.skills.undo  # noqa: F401

@@ -16,8 +16,8 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from knowledge import approvals
+from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
-from knowledge.workers import is_alive
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class ChatSession(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.CharField(max_length=40, blank=True, default="")
     # Who ends it (memory flush), so it is ended once: "" nobody yet, "queue" waiting for a
-    # worker, else the worker (host:pid) doing it (knowledge/session_ends.py).
+    # worker, else the worker (host:pid) doing it (knowledge/history/session_ends.py).
     end_worker = models.CharField(max_length=200, blank=True, default="")
     # Learning-loop counters (SPEC §5): persisted so a restart does not lose them.
     turns_since_memory = models.PositiveIntegerField(default=0)
@@ -66,7 +66,7 @@ class ChatSession(models.Model):
     context_summary = models.TextField(blank=True, default="")
     context_head_to = models.BigIntegerField(null=True, blank=True)
     context_cut_to = models.BigIntegerField(null=True, blank=True)
-    # The running turn, if any (knowledge/turns.py): which server process holds it, until when.
+    # The running turn, if any (knowledge/history/turns.py): which server process holds it, until when.
     turn_worker = models.CharField(max_length=200, blank=True, default="")
     turn_started_at = models.DateTimeField(null=True, blank=True)
     turn_lease_until = models.DateTimeField(null=True, blank=True)
@@ -162,7 +162,7 @@ class ReviewRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # The server process running it (knowledge/workers.py), so a dead one's runs can be failed;
+    # The server process running it (knowledge/history/workers.py), so a dead one's runs can be failed;
     # "queue" while it waits on the durable queue.
     worker = models.CharField(max_length=200, blank=True, default="")
     # The last message of the conversation it reviews (a queued job rebuilds it from here); the

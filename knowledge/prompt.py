@@ -8,8 +8,8 @@ compression.
 from __future__ import annotations
 
 from hermes_site.config import Config
-from knowledge.memory_store import MemoryStore
-from knowledge.skills import SkillStore
+from knowledge.memory.store import MemoryStore
+from knowledge.skills.store import SkillStore
 
 IDENTITY = (
     "You are Hermes, a helpful assistant that learns from its conversations. "

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from hermes_site.config import Config
-from knowledge.memory_ops import RULE, TARGETS
+from knowledge.memory.ops import RULE, TARGETS
 
 _HEADER = re.compile(rf"^{RULE}\n(.+?) \[[^\]]*\]\n{RULE}\n", re.MULTILINE)
 

@@ -23,7 +23,7 @@ class Provenance:
     session_id: str | None = None
     review_id: int | None = None
     message_id: int | None = None
-    # (quote, stored message id or None) pairs that support the write (knowledge/evidence.py).
+    # (quote, stored message id or None) pairs that support the write (knowledge/verification/evidence.py).
     evidence: tuple[tuple[str, int | None], ...] = ()
 
     def __post_init__(self) -> None:

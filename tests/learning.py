@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.compression import FLUSH_MESSAGE
-from agent.review import COMBINED_REVIEW_PROMPT, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT
+from agent.learning.compression import FLUSH_MESSAGE
+from agent.learning.review import COMBINED_REVIEW_PROMPT, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT
 from tests.fakellm import Reply, ScriptedLLM
 
 REVIEW_PROMPTS = {MEMORY_REVIEW_PROMPT: "memory", SKILL_REVIEW_PROMPT: "skill", COMBINED_REVIEW_PROMPT: "combined"}

@@ -1,7 +1,7 @@
 """Faults end in a clear state and lose nothing (issue 8, Build 4).
 
 Model-server faults (down, slow, HTTP errors, garbage, cut-off streams) are covered in
-tests/agent/test_loop.py and tests/agent/test_chat_command.py; this file covers the rest.
+tests/agent/test_loop.py and tests/agent/commands/test_chat.py; this file covers the rest.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import time
 import pytest
 from django.db import connection
 
-from agent import notify
+from agent.chat.runner import AgentSession, default_client_factory
+from agent.learning import notify
+from agent.learning.review import wait_for_reviews
 from agent.loop import TurnDone
-from agent.review import wait_for_reviews
-from agent.runner import AgentSession, default_client_factory
 from knowledge.models import Message, ReviewRun
 from tests import dbs
 from tests.cli import ROOT, new_home
@@ -33,7 +33,7 @@ from tests.learning import SAVE_USER_PREF, script_review
 DISK_FULL_SCRIPT = """
 import json, django
 django.setup()
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.provenance import Provenance
 ops = [{"action": "add", "content": f"note {i}: " + "lorem ipsum dolor " * 3000} for i in range(40)]
 print(json.dumps(MemoryStore().apply("memory", ops, Provenance(actor="user"))))

@@ -1,10 +1,9 @@
-"""Every module under agent/ and knowledge/ has a test module of its own (DESIGN: tests mirror
-modules), so a change to a module has one obvious place for its tests.
+"""Every module under agent/ and knowledge/ has a test module of its own (tests mirror modules),
+so a change to a module has one obvious place for its tests.
 
-The rule: agent/X.py -> tests/agent/test_X.py (or test_X_*.py for a module tested by concern);
-agent/tools/X.py -> tests/agent/tools/test_X.py; management/commands/X.py -> .../commands/test_X.py;
-knowledge/views/X.py -> tests/knowledge/views/test_X.py. A few older test modules keep the name
-they had; they are listed here, each still the one test module of its module.
+The rule: agent/P/X.py -> tests/agent/P/test_X.py (or test_X_*.py for a module tested by concern);
+management/commands/X.py -> tests/<app>/commands/test_X.py. The modules listed below are tested
+through another module's tests, each for the reason given.
 """
 
 from __future__ import annotations
@@ -17,20 +16,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # Wiring only (Django declarations): exercised by every request and page test.
 WIRING = {"__init__.py", "apps.py", "urls.py", "urls_curation.py", "urls_tools.py", "routing.py"}
 OLDER_NAMES = {
-    "agent/views.py": "tests/agent/test_chat_views.py",
-    "agent/management/commands/chat.py": "tests/agent/test_chat_command.py",
-    "agent/tools/memory_tool.py": "tests/knowledge/test_memory_tool.py",
-    "agent/tools/skill_tools.py": "tests/knowledge/test_skill_tools.py",
-    "agent/tools/session_search.py": "tests/agent/test_session_search_tool.py",
-    "agent/management/commands/check_model.py": "tests/agent/test_check_model.py",
     "agent/management/commands/learning_worker.py": "tests/test_scale_out.py",
-    "knowledge/query.py": "tests/knowledge/test_sanitizer.py",
     "knowledge/admin.py": "tests/test_admin.py",
-    "knowledge/search_pg.py": "tests/knowledge/test_search.py",  # the same tests, run on PostgreSQL
-    "knowledge/search_results.py": "tests/knowledge/test_search.py",
+    "knowledge/search/postgres.py": "tests/knowledge/search/test_search.py",  # the same tests, run on PostgreSQL
+    "knowledge/search/results.py": "tests/knowledge/search/test_search.py",
     # The top lists' SQL per database, tested through the policy's tests, which run on both.
-    "knowledge/search_top_fts.py": "tests/knowledge/test_search_top.py",
-    "knowledge/search_top_pg.py": "tests/knowledge/test_search_top.py",
+    "knowledge/search/top_sqlite.py": "tests/knowledge/search/test_top.py",
+    "knowledge/search/top_postgres.py": "tests/knowledge/search/test_top.py",
     # The model client package, tested through recorded wire shapes by concern.
     "agent/llm/client.py": "tests/agent/test_llm_wire.py",
     "agent/llm/assemble.py": "tests/agent/test_llm_wire.py",
@@ -42,13 +34,11 @@ OLDER_NAMES = {
     "agent/llm/wire.py": "tests/agent/test_llm_wire.py",
     "knowledge/capabilities.py": "tests/agent/test_llm_quirks.py",  # the stored side of what a server refused
     # The threat scan's parts, tested together through the scan.
-    "knowledge/threat_normalize.py": "tests/knowledge/test_threat_scan_hidden.py",
-    "knowledge/threat_patterns.py": "tests/knowledge/test_threat_scan_corpus.py",
-    "knowledge/threat_patterns_intl.py": "tests/knowledge/test_threat_scan_corpus.py",
-    # Knowledge verification (issue 15), tested through the command and the real review path.
-    "agent/learning_eval/run.py": "tests/agent/test_eval_learning.py",
-    "agent/management/commands/eval_learning.py": "tests/agent/test_eval_learning.py",
-    "agent/tools/evidence_gate.py": "tests/agent/test_review_evidence.py",
+    "knowledge/verification/threat_normalize.py": "tests/knowledge/verification/test_threat_scan_hidden.py",
+    "knowledge/verification/threat_patterns.py": "tests/knowledge/verification/test_threat_scan_corpus.py",
+    "knowledge/verification/threat_patterns_intl.py": "tests/knowledge/verification/test_threat_scan_corpus.py",
+    # The learning evaluation, tested through its command.
+    "agent/learning_eval/run.py": "tests/agent/commands/test_eval_learning.py",
 }
 
 

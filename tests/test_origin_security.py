@@ -6,7 +6,7 @@ every POST/htmx endpoint refuses, POSTs without a CSRF token or from another ori
 even with a valid session, and the websockets accept only same-origin, logged-in handshakes.
 
 Oversized uploads and form bodies are refused with a clear message and nothing changed (the
-chat socket's rate and frame limits are in tests/agent/test_ratelimit.py).
+chat socket's rate and frame limits are in tests/agent/chat/test_ratelimit.py).
 
 `start_daphne` and `Http` (tests/daphne.py) are shared with tests/test_soak.py (plain http.client: no Playwright in
 this process, DESIGN "Known traps").
@@ -265,7 +265,7 @@ async def test_a_same_origin_websocket_without_the_session_is_refused(server: Da
 
 
 def test_an_oversized_upload_is_refused_with_a_clear_message_and_nothing_changes(server: Daphne, owner: Http) -> None:
-    from knowledge.transfer import MAX_ARCHIVE_BYTES
+    from knowledge.transfer.hermes_import import MAX_ARCHIVE_BYTES
 
     before, counts = _snapshot(server.home), _db_counts(server)
     boundary = "----hermes" + secrets.token_hex(8)

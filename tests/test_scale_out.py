@@ -21,7 +21,7 @@ import pytest
 from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
-from agent.titles import TITLE_PROMPT
+from agent.chat.titles import TITLE_PROMPT
 from tests.cli import ROOT, CLIHome
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
@@ -202,10 +202,10 @@ def test_new_chat_on_the_queue_is_flushed_by_the_queue_worker_once_and_titles_co
             session_id = _chat_then_new_chat(server, "I use Debian base images")
             home = CLIHome(server.home, base_url=llm.base_url)
             # The server only put the jobs on the queue, carrying the session's id: the end once.
-            assert _ends_queued(home) == [("agent.session_end.end_task", "READY")]
+            assert _ends_queued(home) == [("agent.chat.session_end.end_task", "READY")]
             queued = home.query("SELECT task_path, args_kwargs FROM django_tasks_database_dbtaskresult")
             jobs = {path: json.loads(a) if isinstance(a, str) else a for path, a in queued}  # text on SQLite
-            assert jobs["agent.titles.title_task"] == {"args": [session_id], "kwargs": {}}
+            assert jobs["agent.chat.titles.title_task"] == {"args": [session_id], "kwargs": {}}
             assert not _ended(home, session_id) and len(llm.chat_requests()) == 1  # the answer only
             worker = _start_worker(home, tmp_path / "worker.log")
             try:
@@ -217,7 +217,7 @@ def test_new_chat_on_the_queue_is_flushed_by_the_queue_worker_once_and_titles_co
                 worker.wait(timeout=30)
         assert len([b for b in llm.chat_requests() if is_flush(b)]) == 1
         _flush_landed_once(home, session_id)
-        assert _ends_queued(home) == [("agent.session_end.end_task", "SUCCESSFUL")]
+        assert _ends_queued(home) == [("agent.chat.session_end.end_task", "SUCCESSFUL")]
     finally:
         llm.stop()
 

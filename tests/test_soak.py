@@ -161,7 +161,7 @@ def _memory_entries(path: Path) -> list[str]:
 def test_ten_sessions_with_reviews_edits_and_searches_lose_nothing_and_memory_levels_off(
     tmp_path: Path,
 ) -> None:
-    from knowledge.skill_format import validate_skill_md
+    from knowledge.skills.format import validate_skill_md
 
     model = Model()
     llm = ScriptedLLM()

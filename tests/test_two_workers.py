@@ -14,7 +14,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
-from agent.chat_service import BUSY_MESSAGE
+from agent.chat.service import BUSY_MESSAGE
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 

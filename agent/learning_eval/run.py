@@ -21,14 +21,14 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from agent.review import run_review_now
+from agent.learning.review import run_review_now
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
-from knowledge.duplicates import memory_duplicate_pairs
-from knowledge.memory_ops import TARGETS
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.duplicates import memory_duplicate_pairs
+from knowledge.memory.ops import TARGETS
+from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message, PendingWrite
-from knowledge.skills import SkillStore
+from knowledge.skills.store import SkillStore
 
 CASES_FILE = Path(__file__).with_name("cases.json")
 MODES = ("required", "off")

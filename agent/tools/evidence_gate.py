@@ -17,9 +17,9 @@ from typing import Any
 
 from agent.tools.registry import ToolContext
 from hermes_site import config as hermes_config
-from knowledge import evidence
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
+from knowledge.verification import evidence
 
 EVIDENCE_PARAM: dict[str, Any] = {
     "type": "array",

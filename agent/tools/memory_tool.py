@@ -1,6 +1,6 @@
 """The `memory` tool (SPEC §2): the model's way to write MEMORY.md and USER.md.
 
-All the rules live in `knowledge.memory_store.MemoryStore`; this module only validates the
+All the rules live in `knowledge.memory.store.MemoryStore`; this module only validates the
 model's arguments, refuses disabled targets, stages review writes when write approval is on,
 and turns the store's result dicts into JSON strings.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 from agent.tools import evidence_gate
 from agent.tools.registry import Tool, ToolContext, error_result
-from knowledge.duplicates import memory_duplicate
-from knowledge.memory_store import TARGETS, MemoryStore, OpError, parse_operations
+from knowledge.memory.duplicates import memory_duplicate
+from knowledge.memory.store import TARGETS, MemoryStore, OpError, parse_operations
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
 

@@ -39,7 +39,7 @@ class ToolContext:
     # The running agent's model client (agent.llm.ChatClient), for tools that summarise.
     llm: Any = None
     # The messages the writer saw (the review's snapshot, the flush's scratch list, the main
-    # agent's list): a write's evidence quotes are checked against these (knowledge/evidence.py).
+    # agent's list): a write's evidence quotes are checked against these (knowledge/verification/evidence.py).
     seen: list[dict[str, Any]] = field(default_factory=list)
     # Main agent: the text of the turn's user message (message_id is its stored id), which is
     # recorded as the evidence of the agent's own writes.

@@ -21,9 +21,9 @@ from typing import Any
 from agent.llm import LLMError
 from agent.tools.registry import Tool, ToolContext, error_result
 from knowledge.models import ChatSession, Message
-from knowledge.query import parse_terms
 from knowledge.search import ContextMessage, messages_around, recent_sessions, search_sessions
-from knowledge.snippets import snippet_to_text
+from knowledge.search.sanitize import parse_terms
+from knowledge.search.snippets import snippet_to_text
 
 log = logging.getLogger(__name__)
 

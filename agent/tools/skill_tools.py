@@ -1,6 +1,6 @@
 """The skill tools (SPEC §3): skills_list, skill_view, skill_manage.
 
-Thin adapters over knowledge.skills.SkillStore: argument checking, the exact result shapes the
+Thin adapters over knowledge.skills.store.SkillStore: argument checking, the exact result shapes the
 model sees, and staging of review writes when skills.write_approval is on. Every failure comes
 back as {"success": false, "error": ...} so the model can correct itself.
 """
@@ -15,11 +15,11 @@ from typing import Any
 from agent.tools import evidence_gate
 from agent.tools.registry import Tool, ToolContext, error_result
 from hermes_site import config as hermes_config
-from knowledge.duplicates import skill_duplicate
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
-from knowledge.skill_format import SkillError, check_name, validate_skill_md
-from knowledge.skills import SkillStore
+from knowledge.skills.duplicates import skill_duplicate
+from knowledge.skills.format import SkillError, check_name, validate_skill_md
+from knowledge.skills.store import SkillStore
 
 Action = Callable[[SkillStore, dict[str, Any], Provenance], Path]
 

@@ -8,7 +8,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from hermes_site.rendering import highlight_snippet, render_markdown
 from knowledge.models import PendingWrite
-from knowledge.threat_normalize import char_label, is_hidden, tag_text
+from knowledge.verification.threat_normalize import char_label, is_hidden, tag_text
 
 register = template.Library()
 

@@ -1,4 +1,4 @@
-"""Top lists for common words (knowledge/search_top.py): a word's best-ranked message ids by bm25,
+"""Top lists for common words (knowledge/search/top.py): a word's best-ranked message ids by bm25,
 so searching it ranks a few hundred candidates instead of every hit. SQLite only: PostgreSQL has
 its own full-text index (knowledge 0006). Filled by searches and by `rebuild_search_index`."""
 

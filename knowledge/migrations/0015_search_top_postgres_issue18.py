@@ -1,4 +1,4 @@
-"""Top lists for common words on PostgreSQL (knowledge/search_top.py, SQL in knowledge/search_top_pg.py):
+"""Top lists for common words on PostgreSQL (knowledge/search/top.py, SQL in knowledge/search/top_postgres.py):
 a word's best message ids by ts_rank, keyed by its lexeme, so searching it ranks a few hundred
 candidates instead of every hit. PostgreSQL only (SQLite's lists are knowledge 0012). Filled by
 searches and by `rebuild_search_index`, which runs FORWARD to recreate what is missing.
@@ -7,7 +7,7 @@ A list also keeps `hits`, the word's number of hits when it was made, and `remov
 search entries deleted or changed until then (`knowledge_message_search_removed`, kept by
 statement triggers): each removal takes at most one hit away and new messages only add hits, so
 `hits - (removed now - removed then)` is a lower bound of the word's hits — a search whose bound
-is past the count cap shows "1000+" without counting (knowledge/search_pg.py). Emptying the
+is past the count cap shows "1000+" without counting (knowledge/search/postgres.py). Emptying the
 search table (TRUNCATE) drops every list."""
 
 from django.db import migrations

@@ -20,10 +20,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from knowledge import changelog
 from knowledge.diffing import side_by_side
-from knowledge.memory_store import parse
+from knowledge.memory.store import parse
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
-from knowledge.skill_format import SkillError
+from knowledge.skills.format import SkillError
 
 USER = Provenance(actor="user")
 PAGE_SIZE = 50

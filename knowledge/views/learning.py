@@ -9,11 +9,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from hermes_site import config as hermes_config
-from knowledge import changelog, outcomes, prompt_blocks
-from knowledge.memory_ops import TARGETS
-from knowledge.memory_store import MemoryStore
+from knowledge import changelog, prompt_blocks
+from knowledge.memory.ops import TARGETS
+from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, Message
 from knowledge.provenance import Provenance
+from knowledge.skills import outcomes
 from knowledge.views.changes import UNDO_ERRORS
 
 USER = Provenance(actor="user")

@@ -14,12 +14,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from knowledge.duplicates import memory_duplicate_pairs
-from knowledge.memory_ops import ENTRY_DELIMITER
-from knowledge.memory_store import TARGETS, MemoryStore, parse
+from knowledge.memory.duplicates import memory_duplicate_pairs
+from knowledge.memory.ops import ENTRY_DELIMITER
+from knowledge.memory.store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
-from knowledge.threat_scan import ThreatHit
+from knowledge.verification.threat_scan import ThreatHit
 
 USER = Provenance(actor="user")
 # How far back to look for the change that introduced an entry; older entries show "unknown".

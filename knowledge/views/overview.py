@@ -17,9 +17,9 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from knowledge.memory_store import TARGETS, MemoryStore
+from knowledge.memory.store import TARGETS, MemoryStore
 from knowledge.models import KnowledgeChange, SkillUsage
-from knowledge.skills import SkillInfo, SkillStore
+from knowledge.skills.store import SkillInfo, SkillStore
 
 DAYS = 30
 CHART_HEIGHT = 120

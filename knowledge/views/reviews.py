@@ -22,8 +22,8 @@ from knowledge import changelog
 from knowledge.diffing import DiffRow, side_by_side
 from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
-from knowledge.skill_format import SkillError
-from knowledge.skills import SkillStore
+from knowledge.skills.format import SkillError
+from knowledge.skills.store import SkillStore
 from knowledge.views.changes import UNDO_ERRORS
 from knowledge.views.memory import form_text
 

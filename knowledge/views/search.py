@@ -15,8 +15,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from knowledge import query, search, search_results
+from knowledge import search
 from knowledge.models import ChatSession, Message
+from knowledge.search import results as search_results
+from knowledge.search import sanitize as query
 
 PER_PAGE = 20
 ROLES = [r for r, _ in Message.ROLES if r != "system"]

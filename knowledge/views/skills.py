@@ -15,11 +15,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from knowledge import outcomes
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
-from knowledge.skill_format import ParsedSkill, SkillError, parse_skill_md
-from knowledge.skills import SkillInfo, SkillStore
+from knowledge.skills import outcomes
+from knowledge.skills.format import ParsedSkill, SkillError, parse_skill_md
+from knowledge.skills.store import SkillInfo, SkillStore
 from knowledge.views.memory import form_text
 
 USER = Provenance(actor="user")

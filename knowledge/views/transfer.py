@@ -1,4 +1,4 @@
-"""Import a Hermes home / export everything (issue 7.8). The work is in knowledge/transfer.py."""
+"""Import a Hermes home / export everything (issue 7.8). The work is in knowledge/transfer/hermes_import.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
-from knowledge import home_export, transfer
+from knowledge.transfer import export as home_export
+from knowledge.transfer import hermes_import as transfer
 
 _MB = 1024 * 1024
 

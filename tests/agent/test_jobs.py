@@ -11,9 +11,10 @@ import pytest
 from django.db import transaction
 from django_tasks_db.models import DBTaskResult
 
-from agent import jobs, session_end, titles
+from agent import jobs
+from agent.chat import session_end, titles
+from knowledge.history.waiting import poll_until
 from knowledge.models import ChatSession, Message
-from knowledge.waiting import poll_until
 from tests.conftest import write_config
 from tests.fakellm import Reply
 
@@ -50,7 +51,7 @@ def test_on_the_queue_a_job_carries_only_ids_and_waits_for_the_commit(home, sett
         assert jobs.start(session_end.end_task, session.pk, kind="session-end") is None
         assert not DBTaskResult.objects.exists()  # a worker must find the committed rows
     (queued,) = DBTaskResult.objects.all()
-    assert queued.task_path == "agent.session_end.end_task"
+    assert queued.task_path == "agent.chat.session_end.end_task"
     assert queued.queue_name == "learning"
     assert queued.args_kwargs == {"args": [session.pk], "kwargs": {}}
 
@@ -70,4 +71,4 @@ def test_a_job_that_raises_is_logged_with_its_traceback(caplog):
         with pytest.raises(RuntimeError):
             future.result(timeout=30)
         assert poll_until(lambda: "background job" in caplog.text, 10)
-    assert "agent.titles.title_task" in caplog.text or "title_task" in caplog.text
+    assert "agent.chat.titles.title_task" in caplog.text or "title_task" in caplog.text

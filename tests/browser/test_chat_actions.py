@@ -8,7 +8,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
-from agent.titles import TITLE_PROMPT
+from agent.chat.titles import TITLE_PROMPT
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
 from tests.fakellm import Reply, last_user_text
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from agent.titles import TITLE_PROMPT
+from agent.chat.titles import TITLE_PROMPT
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
 from tests.browser.conftest import BROWSER_CONFIG, SCREENSHOTS
 from tests.daphne import Daphne, model_env, start_daphne

@@ -25,10 +25,10 @@ pytestmark = pytest.mark.browser
 HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))"]
 SETUP = """
 from knowledge.models import ChatSession, ReviewRun
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
-from knowledge.skills import SkillStore
+from knowledge.skills.store import SkillStore
 """
 
 

@@ -44,7 +44,7 @@ memory:
 skills:
   creation_nudge_interval: 0
 """
-# A new socket (page load) gets a fresh per-connection rate-limit bucket (agent/ratelimit.py).
+# A new socket (page load) gets a fresh per-connection rate-limit bucket (agent/chat/ratelimit.py).
 TURNS_PER_PAGE_LOAD = 15
 
 

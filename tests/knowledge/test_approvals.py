@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from knowledge import approvals
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, PendingWrite, ReviewRun
 
 pytestmark = pytest.mark.django_db

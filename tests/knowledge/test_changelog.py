@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from knowledge import changelog
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, ReviewRun
 from knowledge.provenance import Provenance
 

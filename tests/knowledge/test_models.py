@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.history.workers import this_worker
 from knowledge.models import ChatSession, KnowledgeChange, Message, ReviewRun
-from knowledge.workers import this_worker
 
 pytestmark = pytest.mark.django_db
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from hermes_site import config as hermes_config
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.prompt import IDENTITY, build_system_prompt
 from knowledge.provenance import Provenance
-from knowledge.skills import SkillStore
+from knowledge.skills.store import SkillStore
 from tests.conftest import write_config
 
 pytestmark = pytest.mark.django_db

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from hermes_site import config as hermes_config
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.prompt import build_system_prompt
 from knowledge.prompt_blocks import split
 from knowledge.provenance import Provenance
-from knowledge.skills import SkillStore
+from knowledge.skills.store import SkillStore
 
 pytestmark = pytest.mark.django_db
 

@@ -20,15 +20,15 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from agent import notify
+from agent.chat.runner import AgentSession, InputTooLarge
+from agent.learning import notify
+from agent.learning.review import wait_for_reviews
 from agent.llm import LLMError
 from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
-from agent.review import wait_for_reviews
-from agent.runner import AgentSession, InputTooLarge
 from hermes_site.config import ConfigError
-from knowledge import outcomes
+from knowledge.history.runs import recover_after_restart
 from knowledge.models import Message, ReviewRun
-from knowledge.runs import recover_after_restart
+from knowledge.skills import outcomes
 
 REVIEW_WAIT_SECONDS = 120.0
 VERDICTS = {"/good": "good", "/bad": "bad"}

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agent.chat.runner import default_client_factory
 from agent.learning_eval import run
-from agent.runner import default_client_factory
 from hermes_site import config as hermes_config
 
 

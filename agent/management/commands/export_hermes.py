@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge import home_export
+from knowledge.transfer import export as home_export
 
 
 class Command(BaseCommand):

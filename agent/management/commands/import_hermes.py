@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge import transfer
+from knowledge.transfer import hermes_import as transfer
 
 
 class Command(BaseCommand):

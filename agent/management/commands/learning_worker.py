@@ -24,9 +24,10 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
 from django_tasks_db.models import DBTaskResult
 
-from agent import review, session_end
-from knowledge import runs, session_ends
-from knowledge.workers import is_alive, this_worker
+from agent.chat import session_end
+from agent.learning import review
+from knowledge.history import runs, session_ends
+from knowledge.history.workers import is_alive, this_worker
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
-from knowledge import search_top
+from knowledge.search import top as search_top
 
 _fts_migration = importlib.import_module("knowledge.migrations.0003_search_index")
 _pg_migration = importlib.import_module("knowledge.migrations.0011_postgres_search_table_issue18")

@@ -1,4 +1,4 @@
-// Rendering one turn from the server's frames (agent/consumers.py lists them in order).
+// Rendering one turn from the server's frames (agent/chat/consumers.py lists them in order).
 // Model text is inserted with textContent; the one exception is `final_html`, which the
 // server's renderer sanitised (nh3).
 

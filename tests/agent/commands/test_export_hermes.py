@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message
 from knowledge.provenance import Provenance
-from knowledge.skills import SkillStore
+from knowledge.skills.store import SkillStore
 
 pytestmark = pytest.mark.django_db
 

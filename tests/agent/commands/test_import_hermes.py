@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from knowledge.memory_store import MemoryStore
+from knowledge.memory.store import MemoryStore
 from knowledge.provenance import Provenance
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from knowledge.models import ChatSession, Message
 from knowledge.search import search_messages
 from tests import dbs
 
-# The SQLite FTS5 side (PostgreSQL's index is tested through the same search tests, knowledge/search_pg.py).
+# The SQLite FTS5 side (PostgreSQL's index is tested through the same search tests, knowledge/search/postgres.py).
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.skipif(dbs.on_postgres(), reason="FTS5 objects; PostgreSQL has its own index"),

@@ -1,0 +1,116 @@
+"""Message actions on one chat (issue 13): fork to edit or regenerate, the chat's model, export.
+
+The browser calls these with fetch and shows any `error` it gets back in plain words.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_POST
+
+from agent import clients
+from agent.chat import branching, titles
+from agent.chat import export as chat_export
+from agent.chat import service as chat_service
+from agent.llm import LLMError
+from hermes_site import config as hermes_config
+from knowledge.models import ChatSession
+
+MODEL_NAME_CHARS = 200
+MODELS_TIMEOUT = 10.0
+
+
+def _refuse(message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def _forked(fork: ChatSession, text: str) -> JsonResponse:
+    return JsonResponse({"url": reverse("chat", args=[fork.pk]), "session": fork.pk, "text": text})
+
+
+@require_POST
+def fork(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Edit-and-resend: a new branch before the edited message; the page sends `text` there."""
+    session = get_object_or_404(ChatSession, pk=session_id)
+    text = request.POST.get("text", "")
+    if not text.strip():
+        return _refuse("The edited message is empty. Nothing was sent.")
+    raw_id = request.POST.get("message_id", "")
+    if not raw_id.isdigit():
+        return _refuse("Which message to edit was not said (message_id is missing or not a number).")
+    try:
+        return _forked(branching.fork_before(session, int(raw_id)), text)
+    except branching.ForkError as exc:
+        return _refuse(str(exc))
+
+
+@require_POST
+def regenerate(request: HttpRequest, session_id: str) -> JsonResponse:
+    """A new branch before the last question, which the page asks again; the old answer stays."""
+    session = get_object_or_404(ChatSession, pk=session_id)
+    if chat_service.is_busy(session.pk):
+        return _refuse(chat_service.BUSY_MESSAGE, status=409)
+    try:
+        question = branching.last_user_message(session)
+        return _forked(branching.fork_before(session, question.pk), question.content)
+    except branching.ForkError as exc:
+        return _refuse(str(exc))
+
+
+@require_POST
+def set_model(request: HttpRequest, session_id: str) -> JsonResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    name = request.POST.get("model", "").strip()
+    if not name:
+        return _refuse("Give a model name (the server's list is only a suggestion).")
+    if len(name) > MODEL_NAME_CHARS or any(ch.isspace() for ch in name):
+        return _refuse(f"A model name is one word of at most {MODEL_NAME_CHARS} characters.")
+    ChatSession.objects.filter(pk=session.pk).update(model=name)
+    return JsonResponse({"model": name})
+
+
+@require_GET
+def models(request: HttpRequest) -> JsonResponse:
+    """The names the model server lists (`/v1/models`); an error when it lists none or fails."""
+    config = hermes_config.get()
+    try:
+        names = clients.list_models(config, "model-list", MODELS_TIMEOUT)
+    except LLMError as exc:
+        return _refuse(f"The model server did not list its models ({exc.message}); type a name instead.", 502)
+    return JsonResponse({"models": sorted(names)})
+
+
+def _download(body: str, session: ChatSession, extension: str, content_type: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    name = slugify(session.display_title)[:60] or "chat"
+    response["Content-Disposition"] = f'attachment; filename="{name}.{extension}"'
+    return response
+
+
+@require_GET
+def export_markdown(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    return _download(chat_export.as_markdown(session), session, "md", "text/markdown")
+
+
+@require_GET
+def export_json(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    return _download(chat_export.as_json(session), session, "json", "application/json")
+
+
+@require_POST
+def suggest_title(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The rename form again, filled with the model's suggestion (saved only when the person saves)."""
+    session = get_object_or_404(ChatSession, pk=session_id)
+    context: dict[str, object] = {"session": session}
+    try:
+        context["suggested"] = titles.suggest_title(session)
+    except titles.NothingToTitle as exc:
+        context["error"] = str(exc)
+    except LLMError as exc:
+        context["error"] = f"No suggestion: {exc.message}"
+    return render(request, "chat/_rename_form.html", context)

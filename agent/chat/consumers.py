@@ -1,0 +1,280 @@
+"""Websocket consumers: they only translate (DESIGN "The shape in one picture").
+
+`/ws/chat/<session_id>/` — frames in: {"type": "message", "text"}, {"type": "stop"},
+{"type": "ping"}. Frames out, for one turn and in this order: turn_started, delta*,
+tool_started/tool_finished*, done | error, saved, then ready (the session accepts the next
+message). A bad frame gets {"type": "error", "error": "..."} and the socket stays open.
+Frames beyond the per-connection rate limit (agent/chat/ratelimit.py) get an error starting with
+"Slow down:" plus "retry_after" (seconds); the refused message is not stored.
+
+Every socket of one session is in the group `chat.<session_id>`: the frames of a turn are
+mirrored to the session's other sockets (another tab on the same chat), marked "mirrored", so
+every tab shows the conversation live; only the sender gets refusals of its own frames. Sockets
+introduce themselves to the group (join/peer/leave), so a turn is mirrored only while another
+socket of the session listens — on any server process sharing the channel layer.
+
+`/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
+review finishes, {"type": "review_started", "session_id"} when one is spawned, {"type": "title",
+"session_id", "title"} when the model named a chat after its first answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any, ClassVar
+
+from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from agent.chat import live, ratelimit
+from agent.chat import service as chat_service
+from agent.chat.frames import Frame, FrameQueue
+from hermes_site import config as hermes_config
+from hermes_site.access import SESSIONS_GROUP
+from hermes_site.security import same_origin
+from knowledge.models import ChatSession
+
+UNAUTHORIZED = 4401
+FORBIDDEN_ORIGIN = 4403
+BAD_SESSION_ID = 4400
+# Session ids are 32 hex digits; anything a Channels group name can hold ("chat.<id>": ASCII
+# letters, digits, '-', '_', '.', under 100 characters) is let through to the 'no such session'
+# handling, anything else is refused here rather than failing inside group_add (an HTTP 500).
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _refusal(scope: dict[str, Any]) -> int | None:
+    """Why a handshake is refused (a close code), or None. Closing before accept = HTTP 403."""
+    user = scope.get("user")
+    if user is None or not user.is_authenticated:
+        return UNAUTHORIZED
+    if not same_origin(scope):
+        return FORBIDDEN_ORIGIN  # cross-site websocket hijacking, e.g. from another local port
+    return None
+
+
+class _LogoutMixin:
+    """Every open socket closes when the dashboard logs out (hermes_site/access.py logout_view)."""
+
+    async def join_sessions(self) -> None:
+        await self.channel_layer.group_add(SESSIONS_GROUP, self.channel_name)  # type: ignore[attr-defined]
+
+    async def leave_sessions(self) -> None:
+        if getattr(self, "channel_name", None):
+            await self.channel_layer.group_discard(SESSIONS_GROUP, self.channel_name)  # type: ignore[attr-defined]
+
+    async def auth_logout(self, event: dict[str, Any]) -> None:
+        await self.close(code=UNAUTHORIZED, reason="Logged out: log in again with the printed link.")  # type: ignore[attr-defined]
+
+
+class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
+    # Frame type -> handler method name (a registry, not an if/elif chain).
+    HANDLERS: ClassVar[dict[str, str]] = {"message": "on_message", "stop": "on_stop", "ping": "on_ping"}
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' dispatch without its `aclose_old_connections()` before every handler: that is
+        a hop to the one thread all consumers share for sync work, per frame, queueing there when
+        dozens of chats send at once. This consumer's handlers reach the database only through
+        `database_sync_to_async`, which closes old connections around each call itself."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def connect(self) -> None:
+        if (code := _refusal(self.scope)) is not None:
+            await self.close(code=code)
+            return
+        self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
+        if not _SESSION_ID.fullmatch(self.session_id):
+            # Accepted first so the refusal can carry a reason the page can show.
+            await self.accept()
+            shown = self.session_id[:40] + ("…" if len(self.session_id) > 40 else "")
+            reason = f"Not a chat session id: {shown!r}. Open the chat from the sessions list."
+            await self.send_json({"type": "error", "error": reason})
+            await self.close(code=BAD_SESSION_ID, reason=reason)
+            self.closed = True
+            return
+        self.closed = False
+        self.pumps: set[asyncio.Task[None]] = set()
+        self.limits = ratelimit.ConnectionLimits()
+        self.group = f"chat.{self.session_id}"
+        # The other sockets of this session, which this one's turns are mirrored to. Without
+        # them a turn's frames skip the channel layer: no second dispatch of every frame.
+        self.peers: set[str] = set()
+        live.capture_loop(asyncio.get_running_loop())
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.join_sessions()
+        await self.accept()
+        await self.channel_layer.group_send(self.group, {"type": "chat.join", "channel": self.channel_name})
+
+    async def disconnect(self, code: int) -> None:
+        # A running turn goes on (its messages are stored); only its frames stop being sent.
+        self.closed = True
+        await self.leave_sessions()
+        if getattr(self, "group", None):
+            await self.channel_layer.group_send(self.group, {"type": "chat.leave", "channel": self.channel_name})
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def chat_join(self, event: dict[str, Any]) -> None:
+        """Another socket opened on this session: it listens, and it learns that this one does."""
+        if event["channel"] != self.channel_name:
+            self.peers.add(event["channel"])
+            await self.channel_layer.send(event["channel"], {"type": "chat.peer", "channel": self.channel_name})
+
+    async def chat_peer(self, event: dict[str, Any]) -> None:
+        self.peers.add(event["channel"])
+
+    async def chat_leave(self, event: dict[str, Any]) -> None:
+        self.peers.discard(event["channel"])
+
+    async def chat_mirror(self, event: dict[str, Any]) -> None:
+        """Frames of a turn started from another socket of this session."""
+        if event["origin"] != self.channel_name:
+            for frame in event["frames"]:
+                await self.send_frame({**frame, "mirrored": True})
+
+    async def _send_turn_frames(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            await self.send_frame(frame)
+        if self.peers:
+            await self.channel_layer.group_send(
+                self.group, {"type": "chat.mirror", "frames": frames, "origin": self.channel_name}
+            )
+
+    async def send_frame(self, frame: dict[str, Any]) -> None:
+        if not self.closed:
+            await self.send_json(frame)
+
+    async def error(self, message: str, **extra: Any) -> None:
+        await self.send_frame({"type": "error", "error": message, **extra})
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if text_data is None:
+            await self.error("Binary frames are not understood; send JSON text.")
+            return
+        wait, why = self.limits.check_frame()
+        if wait:
+            await self.error(why, retry_after=wait)
+            return
+        # Measured before parsing, so a huge frame costs no JSON work (the message limit below
+        # gives the precise number once the frame is known to be of a sane size).
+        limit = int(hermes_config.get().get("agent", "max_message_chars"))
+        if len(text_data) > ratelimit.max_frame_chars(limit):
+            await self.error(
+                f"The frame is {len(text_data):,} characters; messages are limited to {limit:,}. Nothing was sent."
+            )
+            return
+        try:
+            frame = json.loads(text_data)
+        except ValueError:
+            await self.error('That frame is not JSON. Send e.g. {"type": "message", "text": "hello"}.')
+            return
+        if not isinstance(frame, dict):
+            await self.error('A frame must be a JSON object with a "type".')
+            return
+        name = self.HANDLERS.get(str(frame.get("type")))
+        if name is None:
+            known = ", ".join(sorted(self.HANDLERS))
+            await self.error(f"Unknown frame type {frame.get('type')!r}; expected one of: {known}.")
+            return
+        await getattr(self, name)(frame)
+
+    async def on_ping(self, frame: dict[str, Any]) -> None:
+        await self.send_frame({"type": "pong"})
+
+    async def on_stop(self, frame: dict[str, Any]) -> None:
+        running = await database_sync_to_async(chat_service.is_busy)(self.session_id)
+        # The turn may run in another server process: every socket of the session hears the stop,
+        # and the process whose thread runs the turn interrupts it (chat_stop).
+        await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+        await self.send_frame({"type": "stopping", "running": running})
+
+    async def chat_stop(self, event: dict[str, Any]) -> None:
+        chat_service.stop_turn(self.session_id)
+
+    async def on_message(self, frame: dict[str, Any]) -> None:
+        text = frame.get("text")
+        if not isinstance(text, str):
+            await self.error('A message frame needs "text" (a string).')
+            return
+        if not text.strip():
+            await self.error("The message is empty. Nothing was sent.")
+            return
+        limit = int(hermes_config.get().get("agent", "max_message_chars"))
+        if len(text) > limit:
+            await self.error(f"The message is {len(text):,} characters; the limit is {limit:,}. Nothing was sent.")
+            return
+        wait, why = self.limits.check_message()
+        if wait:
+            await self.error(why, retry_after=wait)
+            return
+        try:
+            # Not on the one thread every consumer's database call shares: when dozens of chats
+            # send at once, their claims would queue there one by one before any turn starts.
+            claim = database_sync_to_async(chat_service.try_begin_turn, thread_sensitive=False)
+            interrupt = await claim(self.session_id)
+        except ChatSession.DoesNotExist:
+            await self.error("This chat no longer exists (it was deleted).", retry=False)
+            return
+        if interrupt is None:
+            await self.error(chat_service.BUSY_MESSAGE)
+            return
+        queue = FrameQueue(asyncio.get_running_loop())
+        live.gate.begin(self.session_id)
+        task = asyncio.create_task(self._pump(queue))
+        self.pumps.add(task)
+        task.add_done_callback(self.pumps.discard)
+        chat_service.submit_turn(self.session_id, text, interrupt, queue.put)  # put: on the turn's thread
+
+    async def _pump(self, queue: FrameQueue) -> None:
+        """Send the turn's frames in order, a batch per wake-up; then release any toast waiting
+        for this turn."""
+        try:
+            ended = False
+            while not ended:
+                batch = await queue.get_batch()
+                ended = None in batch
+                frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
+                await self._send_turn_frames(frames)
+                if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
+                    await live.broadcast("review.started", {"session_id": self.session_id})
+        finally:
+            live.gate.delivered(self.session_id)
+
+
+class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        if (code := _refusal(self.scope)) is not None:
+            await self.close(code=code)
+            return
+        live.capture_loop(asyncio.get_running_loop())
+        await self.channel_layer.group_add(live.GROUP, self.channel_name)
+        await self.join_sessions()
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if self.channel_layer is not None and getattr(self, "channel_name", None):
+            await self.channel_layer.group_discard(live.GROUP, self.channel_name)
+            await self.leave_sessions()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        # Pages only ever send pings here; anything else is ignored rather than closing the socket.
+        try:
+            frame = json.loads(text_data or "")
+        except ValueError:
+            return
+        if isinstance(frame, dict) and frame.get("type") == "ping":
+            await self.send_json({"type": "pong"})
+
+    async def review_notice(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "review"})
+
+    async def review_started(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "review_started"})
+
+    async def chat_title(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "title"})

@@ -1,0 +1,360 @@
+"""One chat session's driver: load it, run turns through the loop, persist, learn.
+
+Both the browser consumer and the terminal command use `AgentSession`. It owns the live
+message list (system prompt first), saves every message as soon as it exists (so a crash or a
+model error loses nothing that was said), keeps the nudge counters on the session row, and
+after each completed turn hands the conversation to the background review.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import close_old_connections
+from django.db.models import F
+from django.utils import timezone
+
+from agent import clients
+from agent.chat import records as turn_records
+from agent.chat import titles
+from agent.chat.skill_use import SkillUseTracker
+from agent.chat.slash import expand_slash
+from agent.learning.compression import TokenCount, compress, flush_memory, needs_compression
+from agent.learning.nudge import NudgeCounters
+from agent.learning.providers import ProviderManager, inject_context
+from agent.learning.review import spawn_review
+from agent.llm import ChatClient, LLMError
+from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
+from agent.tools.registry import ToolContext, ToolRegistry
+from agent.toolset import build_registry
+from hermes_site import config as hermes_config
+from hermes_site.config import Config
+from knowledge.capabilities import DbCapabilityStore
+from knowledge.models import ChatSession, Message, ReviewRun
+from knowledge.prompt import build_system_prompt
+from knowledge.skills import outcomes
+from knowledge.skills.store import SkillStore
+
+log = logging.getLogger(__name__)
+
+# The session columns that tell whether a cached agent still matches the stored session.
+CURRENT_FIELDS = ("message_count", "compression_count")
+
+
+@dataclass
+class TurnStarted:
+    user_message_id: int
+    text: str
+
+
+@dataclass
+class TurnSaved:
+    """Emitted after TurnDone/TurnError once everything of the turn is stored."""
+
+    session_id: str
+    review_spawned: bool
+    turns_until_memory_review: int | None
+    iters_until_skill_review: int | None
+
+
+RunnerEvent = Event | TurnStarted | TurnSaved
+ClientFactory = Callable[[Config, str | None], ModelClient]
+
+
+def default_client_factory(config: Config, model: str | None = None) -> ModelClient:
+    """A client on the process's shared connection to the configured server (agent/clients.py).
+
+    What the server refused is stored, so every session and process starts adapted (issue 12)."""
+    client: ChatClient = clients.shared.chat_client(config, model, capabilities=DbCapabilityStore())
+    return client
+
+
+class InputTooLarge(ValueError):
+    pass
+
+
+@dataclass
+class _Turn:
+    """What one turn did, gathered while it runs: its answer, its error, the skills it used."""
+
+    user_message_id: int
+    skills: SkillUseTracker
+    answer_id: int | None = None
+    error: str = ""
+    final: TurnDone | None = None
+
+
+class AgentSession:
+    def __init__(
+        self,
+        session: ChatSession,
+        *,
+        config: Config | None = None,
+        registry: ToolRegistry | None = None,
+        client_factory: ClientFactory = default_client_factory,
+    ) -> None:
+        self.session = session
+        self.config = config or hermes_config.get()
+        if registry is None:
+            registry = build_registry(self.config)
+        self.registry = registry
+        self.client_factory = client_factory
+        self._client: ModelClient | None = None
+        self.messages: list[dict[str, Any]] = session.api_messages()
+        self.token_count = TokenCount()  # estimate of self.messages, for compression
+        # Messages stored so far as this agent knows them: another process's turn changes the count.
+        self.known_messages = session.message_count
+        self.counters = NudgeCounters(
+            memory_interval=int(self.config.get("memory", "nudge_interval")),
+            skill_interval=int(self.config.get("skills", "creation_nudge_interval")),
+            memory_available="memory" in self.registry,
+            skill_available="skill_manage" in self.registry,
+            turns_since_memory=session.turns_since_memory,
+            iters_since_skill=session.iters_since_skill,
+        )
+        self.providers = ProviderManager.from_config(str(self.config.get("memory", "provider")), session.pk)
+        self.interrupt = threading.Event()
+        self._turn_lock = threading.Lock()
+
+    # -- opening ------------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        *,
+        session_id: str | None = None,
+        name: str | None = None,
+        source: str = "cli",
+        **kwargs: Any,
+    ) -> AgentSession:
+        """Resume the session with this id or name, or create it (with its system prompt)."""
+        config: Config = kwargs.get("config") or hermes_config.get()
+        kwargs["config"] = config
+        session: ChatSession | None = None
+        if session_id:
+            session = ChatSession.objects.get(pk=session_id)
+        elif name:
+            session = ChatSession.objects.filter(name=name).first()
+        if session is None:
+            session = ChatSession.objects.create(
+                name=name or None,
+                title=name or "",
+                title_source="person" if name else "",  # a terminal chat's --session name
+                source=source,
+                model=config.model_name,
+                system_prompt=build_system_prompt(config),
+            )
+        return cls(session, **kwargs)
+
+    @property
+    def client(self) -> ModelClient:
+        if self._client is None:
+            self._client = self.client_factory(self.config, None)
+        return self._client
+
+    def is_current(self, row: dict[str, Any] | None = None) -> bool:
+        """Whether nothing changed this session since this agent loaded it (a turn or a compression
+        by another server process, a deletion): a cached agent that is not current is reopened.
+        `row`: the session's CURRENT_FIELDS just read by the caller (None: read them here)."""
+        if row is None:
+            row = ChatSession.objects.filter(pk=self.session.pk).values(*CURRENT_FIELDS).first()
+        return (
+            row is not None
+            and row["message_count"] == self.known_messages
+            and row["compression_count"] == self.session.compression_count
+        )
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- turns --------------------------------------------------------------------------------
+    def user_turn_count(self) -> int:
+        return int(self.session.user_turn_count)
+
+    def run_turn(self, user_text: str, interrupt: threading.Event | None = None) -> Iterator[RunnerEvent]:
+        limit = int(self.config.get("agent", "max_message_chars"))
+        if len(user_text) > limit:
+            raise InputTooLarge(
+                f"The message is {len(user_text):,} characters; the limit is {limit:,}. Nothing was sent."
+            )
+        if not user_text.strip():
+            raise InputTooLarge("The message is empty. Nothing was sent.")
+        with self._turn_lock:
+            self.interrupt = interrupt or threading.Event()
+            yield from self._run_turn_locked(user_text)
+
+    def _model_text(self, user_text: str) -> tuple[str, str | None]:
+        """What the model sees for this user message (a /skill invocation is expanded), and the
+        invoked skill's name."""
+        invocation = expand_slash(user_text, SkillStore(self.config))
+        if invocation is None:
+            return user_text, None
+        return invocation.model_text, invocation.skill_name
+
+    def _run_turn_locked(self, user_text: str) -> Iterator[RunnerEvent]:
+        self.counters.turn_started()
+        # The stored message is what the user typed; the model gets the expanded text.
+        # One transaction per turn step: the message and its session counters together.
+        user_msg = self._store(
+            {"role": "user", "content": user_text},
+            first_user=self.session.user_turn_count == 0,
+            session_updates={"user_turn_count": F("user_turn_count") + 1},
+        )
+        self.session.user_turn_count += 1
+        model_text, slash_name = self._model_text(user_text)
+        self.messages.append({"role": "user", "content": model_text})
+        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name))
+        yield TurnStarted(user_msg.pk, user_text)
+        ctx = ToolContext(
+            actor="agent",
+            session_id=self.session.pk,
+            message_id=user_msg.pk,
+            turn_state={},
+            llm=self.client,
+            seen=self.messages,
+            user_text=user_text,
+        )
+        # Providers see the ORIGINAL user text; their context goes into the API copy only.
+        recalled = self.providers.prefetch_all(user_text)
+        loop = AgentLoop(
+            client=self.client,
+            registry=self.registry,
+            ctx=ctx,
+            max_iterations=int(self.config.get("agent", "max_iterations")),
+            api_view=lambda msgs: inject_context(msgs, recalled),
+            before_call=self._maybe_compress,
+        )
+        for event in loop.run(self.messages, self.interrupt):
+            self._persist(event, turn)
+            yield event
+        yield self._after_turn(user_text, turn)
+
+    def _persist(self, event: Event, turn: _Turn) -> None:
+        """Store what the event produced as soon as it exists, and note what the turn did."""
+        if isinstance(event, ModelCalled):
+            stored = self._model_called(event)
+            if stored is not None and event.message.get("content"):
+                turn.answer_id = stored.pk
+        elif isinstance(event, ToolFinished):
+            self.counters.tool_called(event.name)
+            self._store(event.message, tool_name=event.name)
+            turn.skills.tool_finished(event.name, str(event.message.get("content") or ""))
+        elif isinstance(event, TurnError):
+            turn.error = event.message
+            if event.partial_text:
+                partial = {"role": "assistant", "content": event.partial_text}
+                turn.answer_id = self._store(partial, finish_reason="error").pk
+        elif isinstance(event, TurnDone):
+            turn.final = event
+
+    def _after_turn(self, user_text: str, turn: _Turn) -> TurnSaved:
+        self.counters.turn_finished()
+        final = turn.final
+        interrupted = final is None or final.interrupted
+        uses = turn.skills.uses(interrupted=interrupted, error=turn.error)
+        outcomes.record_turn(self.session.pk, turn.user_message_id, turn.answer_id, uses)
+        mem_flag, skill_flag = self.counters.take_flags()
+        spawned = False
+        completed = final is not None and bool(final.final_text) and not final.interrupted
+        if completed and final is not None:
+            self.providers.sync_all(user_text, final.final_text)
+            self.providers.queue_prefetch_all(user_text)
+            titles.after_turn(self.session, self.config, turn.user_message_id)
+        # A review is a tool-calling agent: with a model the server says cannot call tools it
+        # could only spend tokens (the chat page tells the person reviews are off).
+        can_call_tools = getattr(self.client, "can_call_tools", True)
+        if completed and (mem_flag or skill_flag) and can_call_tools:
+            self.spawn_review(mem_flag, skill_flag)
+            spawned = True
+        self._save_counters()
+        return TurnSaved(
+            session_id=self.session.pk,
+            review_spawned=spawned,
+            turns_until_memory_review=self._turns_until_memory(),
+            iters_until_skill_review=self._iters_until_skill(),
+        )
+
+    def _maybe_compress(self, messages: list[dict[str, Any]]) -> None:
+        if needs_compression(self):
+            compress(self)
+
+    def _turns_until_memory(self) -> int | None:
+        c = self.counters
+        if c.memory_interval <= 0 or not c.memory_available:
+            return None
+        return c.memory_interval - c.turns_since_memory
+
+    def _iters_until_skill(self) -> int | None:
+        c = self.counters
+        if c.skill_interval <= 0 or not c.skill_available:
+            return None
+        return c.skill_interval - c.iters_since_skill
+
+    def spawn_review(
+        self, review_memory: bool, review_skills: bool, snapshot: list[dict[str, Any]] | None = None
+    ) -> Future[ReviewRun | None]:
+        """A background review of this session's conversation (or of `snapshot`)."""
+        return spawn_review(
+            session_id=self.session.pk,
+            snapshot=list(self.messages if snapshot is None else snapshot),
+            review_memory=review_memory,
+            review_skills=review_skills,
+            config=self.config,
+            registry=self.registry,
+            client_factory=self.client_factory,
+        )
+
+    # -- persistence --------------------------------------------------------------------------
+    def _store(self, msg: dict[str, Any], **kw: Any) -> Message:
+        """Store one message of this session (agent/chat/records.py) and count it as known."""
+        m = turn_records.store_message(self.session, msg, **kw)
+        self.known_messages += 1
+        return m
+
+    def _model_called(self, event: ModelCalled) -> Message | None:
+        """Count the call; store its message (if any) with the usage in one transaction."""
+        self.counters.model_called()
+        usage = turn_records.usage_updates(self.session, event)
+        if event.message.get("content") or event.message.get("tool_calls"):
+            return self._store(
+                event.message,
+                finish_reason=event.finish_reason,
+                tokens=event.usage.completion_tokens,
+                session_updates=usage,
+            )
+        ChatSession.objects.filter(pk=self.session.pk).update(**usage)
+        return None
+
+    def _save_counters(self) -> None:
+        ChatSession.objects.filter(pk=self.session.pk).update(
+            turns_since_memory=self.counters.turns_since_memory,
+            iters_since_skill=self.counters.iters_since_skill,
+        )
+        self.session.turns_since_memory = self.counters.turns_since_memory
+        self.session.iters_since_skill = self.counters.iters_since_skill
+
+    # -- ending -------------------------------------------------------------------------------
+    def end(self, reason: str = "closed") -> None:
+        """End the session: memory flush (SPEC §5), mark it ended, release the client.
+
+        Waits for a turn of this agent still running, so ending never cuts an answer off."""
+        with self._turn_lock:
+            self._end(reason)
+
+    def _end(self, reason: str) -> None:
+        try:
+            flush_memory(self)
+            self.providers.on_session_end_all(self.messages)
+        except LLMError as exc:
+            log.warning("memory flush at session end failed: %s", exc)
+        finally:
+            self.providers.shutdown_all()
+            ChatSession.objects.filter(pk=self.session.pk).update(ended_at=timezone.now(), end_reason=reason)
+            self.close()
+            close_old_connections()

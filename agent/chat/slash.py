@@ -1,0 +1,58 @@
+"""Slash invocation of a skill (SPEC §3): `/<name> <instruction>`.
+
+The expanded text goes to the model only for this turn; the runner stores the user's original
+text as their message (and sends that to external memory providers), so history and search
+show what the person typed, not the skill's body.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from knowledge.skills.format import MAX_NAME_CHARS, SkillError
+from knowledge.skills.store import SkillStore
+
+# The name must be followed by whitespace or the end, so "/etc/hosts is slow" is not a skill call.
+_SLASH_RE = re.compile(rf"^/([a-z0-9][a-z0-9._-]{{0,{MAX_NAME_CHARS - 1}}})(?:\s+(.*))?$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class SlashInvocation:
+    skill_name: str
+    instruction: str
+    model_text: str
+    original_text: str
+
+
+def _model_text(name: str, path: str, content: str, files: list[str], instruction: str) -> str:
+    file_lines = "\n".join(f"- {f}" for f in files) if files else "(none)"
+    return (
+        f'The user invoked the skill "{name}". Follow it to carry out the instruction below.\n\n'
+        f'<skill name="{name}" path="{path}">\n{content.rstrip()}\n</skill>\n\n'
+        f"Supporting files in {path} (read one with skill_view(name, file_path)):\n{file_lines}\n\n"
+        f"User instruction: {instruction or '(none given: apply the skill to the current conversation)'}"
+    )
+
+
+def expand_slash(text: str, store: SkillStore) -> SlashInvocation | None:
+    """The invocation for `/<name> ...` when <name> is an enabled, valid skill; else None."""
+    match = _SLASH_RE.match(text.strip())
+    if match is None:
+        return None
+    name, instruction = match.group(1), (match.group(2) or "").strip()
+    try:
+        info = store.get(name)
+        if not info.usable:
+            return None  # disabled or broken skills are invisible: the text goes as typed
+        content = store.read(name)
+        files = store.files(name)
+    except SkillError:
+        return None  # not a skill (e.g. "/tmp ..."): send the text as typed
+    store.record_use(name)
+    return SlashInvocation(
+        skill_name=name,
+        instruction=instruction,
+        model_text=_model_text(name, str(info.path), content, files, instruction),
+        original_text=text,
+    )

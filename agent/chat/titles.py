@@ -1,0 +1,110 @@
+"""A short chat title suggested by the model (issue 13, defect 4): one plain completion, no tools.
+
+On request (the rename form's "Suggest" button), and on its own after a browser chat's first
+completed exchange (`chat.auto_title`, when a model is configured): a background job (agent/jobs.py) asks
+the model and stores the answer as the chat's title, unless the person named the chat first,
+and every open page shows it (agent/chat/live.py). A failure is logged and the chat keeps its first
+message, in plain words, as its title.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django_tasks import task
+
+from agent import jobs
+from agent.chat import live
+from agent.llm import LLMError, client_from_config
+from hermes_site import config as hermes_config
+from hermes_site.config import Config
+from hermes_site.rendering import plain_text
+from knowledge.models import ChatSession, Message, without_nul
+
+log = logging.getLogger(__name__)
+
+TITLE_PROMPT = (
+    "Write a short title (at most six words) for the conversation below, in the language it is written in. "
+    "Answer with the title only: no quotes, no punctuation at the end."
+)
+EXCHANGE_MESSAGES = 4  # the opening exchange says what a chat is about
+MESSAGE_CHARS = 2000
+TITLE_TIMEOUT = 20.0
+TITLE_CHARS = 80
+
+
+class NothingToTitle(ValueError):
+    pass
+
+
+def suggest_title(session: ChatSession) -> str:
+    """The model's title for the chat's opening exchange, as plain words. Raises LLMError on failure."""
+    opening = (
+        Message.objects.filter(session=session, role__in=("user", "assistant"))
+        .exclude(content="")
+        .order_by("id")[:EXCHANGE_MESSAGES]
+    )
+    conversation = "\n\n".join(f"{m.role}: {m.content[:MESSAGE_CHARS]}" for m in opening)
+    if not conversation:
+        raise NothingToTitle("Nothing to title yet: send a message first.")
+    config = hermes_config.get()
+    client = client_from_config(config, session.model or None, timeout=TITLE_TIMEOUT)
+    try:
+        text = client.complete(
+            [{"role": "system", "content": TITLE_PROMPT}, {"role": "user", "content": conversation}], max_tokens=30
+        )
+    finally:
+        client.close()
+    title = plain_text(text, TITLE_CHARS).strip(" \"'.")
+    if not title:
+        raise NothingToTitle("The model gave no title; type one instead.")
+    return title
+
+
+# Answers that did not end normally (the person stopped them, an error cut them off).
+_UNFINISHED = ("interrupted", "error")
+
+
+def after_turn(session: ChatSession, config: Config, user_message_id: int) -> bool:
+    """Called after each completed turn: the first completed exchange of a chat still titled by
+    its first message starts the title job. True if it did."""
+    if not config.get("chat", "auto_title") or not config.model_name or session.title_source != "message":
+        return False
+    if session.source != "web":
+        return False  # the terminal shows no title, and `chat -m` would wait for the call before exiting
+    earlier_answer = (
+        Message.objects.filter(session=session, role="assistant", id__lt=user_message_id)
+        .exclude(content="")
+        .exclude(finish_reason__in=_UNFINISHED)
+    )
+    if earlier_answer.exists():
+        return False  # not the first exchange: the title (from the model or not) stays
+    jobs.start(title_task, session.pk, kind="title")
+    return True
+
+
+@task(queue_name="learning")
+def title_task(session_id: str) -> None:
+    retitle(session_id)
+
+
+def retitle(session_id: str) -> str | None:
+    """Store the model's title as the chat's, and tell the open pages. None when the chat keeps
+    its title: the person named it, or the model gave none (logged)."""
+    session = ChatSession.objects.filter(pk=session_id, title_source="message").first()
+    if session is None:
+        return None  # renamed by the person (or deleted) before the job ran
+    try:
+        title = without_nul(suggest_title(session))
+    except LLMError as exc:
+        log.warning("chat %s keeps its first message as title; the model gave no title: %s", session_id, exc.message)
+        return None
+    except NothingToTitle as exc:
+        log.warning("chat %s keeps its first message as title: %s", session_id, exc)
+        return None
+    # Only over the first message's title: a rename made while the model answered wins.
+    if not ChatSession.objects.filter(pk=session_id, title_source="message").update(title=title, title_source="model"):
+        log.info("chat %s was renamed meanwhile; the model's title %r is not used", session_id, title)
+        return None
+    live.title_changed(session_id, title)
+    return title

@@ -1,0 +1,202 @@
+"""Chat pages: the conversation, the sessions sidebar, slash-command skills, first-run setup."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from agent import clients
+from agent.chat import branching, session_end
+from agent.chat import service as chat_service
+from agent.learning import review
+from agent.llm import LLMError, client_from_config
+from agent.llm.probe import ProbeStep, probe
+from hermes_site import config as hermes_config
+from knowledge import capabilities
+from knowledge.capabilities import DbCapabilityStore
+from knowledge.history import learned, turns
+from knowledge.models import ChatSession
+from knowledge.search import search_sessions
+from knowledge.skills.store import SkillStore
+
+SIDEBAR_LIMIT = 100
+CHECK_TIMEOUT = 10.0
+# An attached text file is stored inside the message, so it must leave room for what is typed.
+ATTACH_BYTES = 50_000
+
+# What the first-run panel suggests for the usual servers (SPEC §9: any OpenAI-compatible one).
+PRESETS = [
+    {"label": "OpenAI", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "key_env": "OPENAI_API_KEY"},
+    {
+        "label": "OpenRouter",
+        "base_url": "https://openrouter.ai/api/v1",
+        "model": "openai/gpt-4o-mini",
+        "key_env": "OPENROUTER_API_KEY",
+    },
+    {"label": "Ollama (local)", "base_url": "http://127.0.0.1:11434/v1", "model": "qwen2.5:7b", "key_env": ""},
+    {"label": "llama.cpp / vLLM / LM Studio", "base_url": "http://127.0.0.1:8080/v1", "model": "local", "key_env": ""},
+]
+
+
+def _sessions(request: HttpRequest, current: ChatSession | None) -> dict[str, Any]:
+    query = request.GET.get("q", "").strip()
+    if query:
+        return {"query": query, "hits": search_sessions(query, limit=20), "current": current}
+    return {"query": "", "sessions": ChatSession.objects.all()[:SIDEBAR_LIMIT], "current": current}
+
+
+def _setup_context(**extra: Any) -> dict[str, Any]:
+    config = hermes_config.get()
+    key_env = str(config.get("model", "api_key_env")) or "OPENAI_API_KEY"
+    return {
+        "config": config,
+        "key_env": key_env,
+        "key_set": bool(config.api_key),
+        "presets": PRESETS,
+        **extra,
+    }
+
+
+def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat/page.html") -> HttpResponse:
+    config = hermes_config.get()
+    max_chars = int(config.get("agent", "max_message_chars"))
+    attach_bytes = min(ATTACH_BYTES, max_chars // 2)
+    context = {
+        "nav": "chat",
+        "session": session,
+        "items": chat_service.conversation(session),
+        "learned": learned.for_session(session.pk),
+        "counters": chat_service.counters(session),
+        "review_running": review.is_running(session.pk),
+        # A turn running on any server process (the page may be served by another worker).
+        "busy": turns.holds(session),
+        "max_chars": max_chars,
+        "attach_bytes": attach_bytes,
+        "attach_kb": attach_bytes // 1000,
+        "chat_model": session.model or config.model_name,
+        "branches": branching.branches(session),
+        "needs_setup": not config.model_name,
+        "model_limits": capabilities.limits(config.base_url, config.model_name) if config.model_name else "",
+        **_sessions(request, session),
+    }
+    if context["needs_setup"]:
+        context.update(_setup_context())
+    return render(request, template, context)
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    session = ChatSession.objects.first() or chat_service.create_session()
+    return _chat_page(request, session, "home.html")
+
+
+@require_GET
+def chat(request: HttpRequest, session_id: str) -> HttpResponse:
+    return _chat_page(request, get_object_or_404(ChatSession, pk=session_id))
+
+
+@require_POST
+def new_chat(request: HttpRequest) -> HttpResponse:
+    previous = ChatSession.objects.filter(pk=request.POST.get("from", "")).first()
+    if previous is not None and previous.message_count == 0:
+        return redirect("chat", session_id=previous.pk)  # already a fresh chat: reuse it
+    if previous is not None and previous.ended_at is None:
+        session_end.end_in_background(previous.pk, "new session")
+    return redirect("chat", session_id=chat_service.create_session().pk)
+
+
+@require_GET
+def sessions(request: HttpRequest) -> HttpResponse:
+    current = ChatSession.objects.filter(pk=request.GET.get("current", "")).first()
+    return render(request, "chat/_session_list.html", _sessions(request, current))
+
+
+def rename(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    if request.method == "POST":
+        title = " ".join(request.POST.get("title", "").split())[:200]
+        if title:
+            # The person's title: the model's automatic one never replaces it (agent/chat/titles.py).
+            ChatSession.objects.filter(pk=session.pk).update(title=title, title_source="person")
+            session.title = title
+        if not request.htmx:  # a plain form post (before htmx wired the form, or without JavaScript)
+            return redirect("chat", session_id=session.pk)
+        response = render(request, "chat/_title.html", {"session": session})
+        response["HX-Trigger"] = "sessions-changed"  # the sidebar shows the new title too
+        return response
+    if request.method == "GET":
+        template = "chat/_title.html" if request.GET.get("show") == "title" else "chat/_rename_form.html"
+        return render(request, template, {"session": session})
+    raise Http404
+
+
+@require_POST
+def delete(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = get_object_or_404(ChatSession, pk=session_id)
+    if chat_service.is_busy(session.pk):
+        chat_service.stop_turn(session.pk)
+    chat_service.forget(session.pk)
+    session.delete()
+    if request.htmx:
+        return HttpResponseClientRedirect("/")
+    return redirect("home")
+
+
+@require_GET
+def slash_skills(request: HttpRequest) -> JsonResponse:
+    skills = [
+        {"name": s.name, "description": s.description, "category": s.category}
+        for s in sorted(SkillStore().available(), key=lambda s: s.name)
+    ]
+    return JsonResponse({"skills": skills})
+
+
+@require_POST
+def setup_save(request: HttpRequest) -> HttpResponse:
+    config = hermes_config.get()
+    data = copy.deepcopy(config.data)
+    data["model"]["base_url"] = request.POST.get("base_url", "").strip()
+    data["model"]["name"] = request.POST.get("model", "").strip()
+    data["model"]["api_key_env"] = request.POST.get("api_key_env", "").strip() or "OPENAI_API_KEY"
+    try:
+        hermes_config.save(config, data)
+    except hermes_config.ConfigError as exc:
+        return render(request, "chat/_setup.html", _setup_context(error=str(exc)))
+    return render(request, "chat/_setup.html", _setup_context(saved=True))
+
+
+@require_POST
+def setup_check(request: HttpRequest) -> HttpResponse:
+    config = hermes_config.get()
+    try:
+        # The check is about reaching the server, so it works before a model name is chosen.
+        models = clients.list_models(config, "connection-check", CHECK_TIMEOUT)
+    except LLMError as exc:
+        return render(request, "chat/_check.html", {"ok": False, "error": exc.message})
+    listed = not config.model_name or config.model_name in models
+    return render(
+        request,
+        "chat/_check.html",
+        {
+            "ok": True,
+            "models": models[:8],
+            "count": len(models),
+            "listed": listed,
+            "model": config.model_name,
+            "steps": _probe(config) if config.model_name else [],
+        },
+    )
+
+
+def _probe(config: hermes_config.Config) -> list[ProbeStep]:
+    """What the configured model can do, found once and stored (the chat adapts from its first turn)."""
+    client = client_from_config(config, timeout=CHECK_TIMEOUT, capabilities=DbCapabilityStore())
+    try:
+        return probe(client)
+    finally:
+        client.close()

@@ -1,0 +1,326 @@
+"""The background review (SPEC §5, seed §20.3): a shadow run of the same loop that saves
+what the conversation taught into memory and skills.
+
+It runs in the background (agent/jobs.py: a bounded thread pool, or the durable queue), at
+most one review per session at a time across every server process sharing the database
+(`ReviewRun.start()` claims the session; a second review waits for the first rather than being
+dropped), with its own counters off, at most `review.max_iterations` model calls, and only the
+four knowledge tools — enforced by giving the loop a registry that holds nothing else, so any
+other call is refused by the dispatcher.
+Its outcome is recorded on a ReviewRun and published to the notification hook.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from django.db import close_old_connections
+from django_tasks import task
+
+from agent import jobs
+from agent.learning import notify
+from agent.llm import client_from_config
+from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
+from agent.tools.registry import ToolContext, ToolRegistry
+from agent.toolset import build_registry
+from hermes_site import config as hermes_config
+from hermes_site.config import Config
+from knowledge.history import runs
+from knowledge.history.waiting import poll_until
+from knowledge.history.workers import this_worker
+from knowledge.models import Message, ReviewRun
+from knowledge.skills import outcomes
+
+log = logging.getLogger(__name__)
+
+REVIEW_TOOLS = ("memory", "skill_manage", "skills_list", "skill_view")
+
+# The three prompts of the seed (§20.3.1), verbatim; the combined prompt's "..." stand for the
+# focus paragraphs of the other two, which are spelled out here.
+MEMORY_REVIEW_PROMPT = (
+    "Review the conversation above and consider saving to memory "
+    "if appropriate.\n\n"
+    "Focus on:\n"
+    "1. Has the user revealed things about themselves — their persona, "
+    "desires, preferences, or personal details worth remembering?\n"
+    "2. Has the user expressed expectations about how you should behave, "
+    "their work style, or ways they want you to operate?\n\n"
+    "If something stands out, save it using the memory tool. "
+    "If nothing is worth saving, just say 'Nothing to save.' and stop."
+)
+
+SKILL_REVIEW_PROMPT = (
+    "Review the conversation above and consider saving or updating "
+    "a skill if appropriate.\n\n"
+    "Focus on: was a non-trivial approach used to complete a task "
+    "that required trial and error, or changing course due to "
+    "experiential findings along the way, or did the user expect "
+    "or desire a different method or outcome?\n\n"
+    "If a relevant skill already exists, update it with what you learned. "
+    "Otherwise, create a new skill if the approach is reusable.\n"
+    "If nothing is worth saving, just say 'Nothing to save.' and stop."
+)
+
+COMBINED_REVIEW_PROMPT = (
+    "Review the conversation above and consider two things:\n\n"
+    "**Memory**: Has the user revealed things about themselves — their persona, "
+    "desires, preferences, or personal details worth remembering? "
+    "Has the user expressed expectations about how you should behave, "
+    "their work style, or ways they want you to operate?\n\n"
+    "**Skills**: Was a non-trivial approach used to complete a task "
+    "that required trial and error, or changing course due to "
+    "experiential findings along the way, or did the user expect "
+    "or desire a different method or outcome? "
+    "If a relevant skill already exists, update it with what you learned. "
+    "Otherwise, create a new skill if the approach is reusable.\n\n"
+    "Only act if there's something genuinely worth saving. "
+    "If nothing stands out, just say 'Nothing to save.' and stop."
+)
+
+PROMPTS: dict[str, str] = {
+    "memory": MEMORY_REVIEW_PROMPT,
+    "skill": SKILL_REVIEW_PROMPT,
+    "combined": COMBINED_REVIEW_PROMPT,
+}
+
+NOTHING_TO_SAVE = "Nothing to save."
+
+# The one paragraph the evidence rule adds to the review and flush prompts (SPEC §10).
+EVIDENCE_RULE = (
+    "Evidence rule: save only what the user said or clearly showed in this conversation. With every "
+    "memory or skill_manage write, pass 'evidence': the exact words you rely on, quoted verbatim (the "
+    "user's own words for memory; the user's words or tool output for skills). Never infer personal "
+    "facts; the assistant's own suggestions, hypotheticals, jokes and other people's preferences are not "
+    "the user's. A write whose quotes are not found in the conversation is not saved."
+)
+
+# A review waiting for another of its session gives up after this long (the other is bounded by
+# its iteration limit and the model timeout, so this only trips on something badly wrong).
+MAX_WAIT_SECONDS = 30 * 60
+
+
+def review_request(kind: str, config: Config, outcomes: str = "") -> str:
+    """The user message that starts a review: the seed's prompt, then the evidence rule (when on),
+    then the records of skills that keep failing (skill reviews)."""
+    parts = [PROMPTS[kind]]
+    if config.get("learning", "evidence") == "required":
+        parts.append(EVIDENCE_RULE)
+    if outcomes and kind in ("skill", "combined"):
+        parts.append(outcomes)
+    return "\n\n".join(parts)
+
+
+def prompt_kind(review_memory: bool, review_skills: bool) -> str:
+    if review_memory and review_skills:
+        return "combined"
+    return "memory" if review_memory else "skill"
+
+
+def summarize_results(tool_messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
+    """The 💾 summary: messages of successful results that changed something, de-duplicated
+    in order and joined with " · " (SPEC §5)."""
+    actions: list[str] = []
+    changes: list[dict[str, str]] = []
+    for msg in tool_messages:
+        try:
+            data = json.loads(msg.get("content") or "{}")
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if not isinstance(data, dict) or not data.get("success") or not data.get("changed"):
+            continue
+        message = str(data.get("message") or "").strip()
+        if message:
+            actions.append(message)
+            changes.append({"message": message, "target": str(data.get("target") or data.get("path") or "")})
+    return " · ".join(dict.fromkeys(actions)), changes
+
+
+def spawn_review(
+    *,
+    session_id: str,
+    snapshot: list[dict[str, Any]],
+    review_memory: bool,
+    review_skills: bool,
+    config: Config,
+    registry: ToolRegistry,
+    client_factory: Any,
+    trigger: str = "nudge",
+) -> Future[ReviewRun | None]:
+    kind = prompt_kind(review_memory, review_skills)
+    durable = jobs.durable()
+    run = ReviewRun.objects.create(
+        session_id=session_id,
+        trigger=trigger,
+        prompt_kind=kind,
+        model=config.review_model,
+        status="queued",
+        # On the durable queue no process holds it until a worker starts it.
+        worker=runs.IN_QUEUE if durable else this_worker(),
+        upto_message_id=Message.objects.filter(session_id=session_id)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first(),
+    )
+    # On this process's threads the review reuses the live conversation, tools and client
+    # factory; on the queue a worker rebuilds them from the run's id (review_task).
+    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
+    future = jobs.start(review_task, run.pk, kind="review", here=partial(_run_review, job))
+    if future is None:
+        queued: Future[ReviewRun | None] = Future()
+        queued.set_result(run)  # the queue worker (manage.py learning_worker) runs it
+        return queued
+    return future
+
+
+def enqueue_review(run_id: int) -> None:
+    review_task.enqueue(run_id)
+
+
+@task(queue_name="learning")
+def review_task(run_id: int) -> None:
+    """A review on the durable queue: everything it needs is found again from its run's id
+    (the conversation up to the message the turn ended with, today's config and tools)."""
+    run = ReviewRun.objects.select_related("session").get(pk=run_id)
+    if run.status not in ReviewRun.ACTIVE or run.session is None:
+        log.info("review %s is already %s; nothing to do", run_id, run.status)
+        return
+    config = hermes_config.get()
+    job = ReviewJob(
+        run_id,
+        run.session.pk,
+        run.session.api_messages(upto_id=run.upto_message_id),
+        run.prompt_kind,
+        config,
+        build_registry(config),
+        client_from_config,
+    )
+    _run_review(job)
+
+
+def run_review_now(
+    *,
+    session_id: str,
+    snapshot: list[dict[str, Any]],
+    kind: str,
+    config: Config,
+    registry: ToolRegistry,
+    client_factory: Any,
+    trigger: str = "eval",
+) -> ReviewRun:
+    """The same review, run in the calling thread (manage.py eval_learning measures it this way,
+    inside a transaction it rolls back)."""
+    run = ReviewRun.objects.create(
+        session_id=session_id, trigger=trigger, prompt_kind=kind, model=config.review_model, status="queued"
+    )
+    if not run.start(this_worker()):
+        run.fail("Another review of this session is running.")
+        return run
+    return _execute(ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory), run)
+
+
+def wait_for_reviews(session_id: str, timeout: float) -> bool:
+    """Block until this session's queued reviews finish (the terminal chat before exit)."""
+    return runs.wait_idle(session_id, timeout)
+
+
+def is_running(session_id: str) -> bool:
+    return runs.is_active(session_id)
+
+
+@dataclass(frozen=True)
+class ReviewJob:
+    run_id: int
+    session_id: str
+    snapshot: list[dict[str, Any]]  # a copy: the chat goes on appending to its own list
+    kind: str
+    config: Config
+    registry: ToolRegistry
+    client_factory: Any
+
+
+def _run_review(job: ReviewJob) -> ReviewRun | None:
+    run = ReviewRun.objects.get(pk=job.run_id)
+    try:
+        if not _wait_for_turn(run):
+            run.fail(f"Another review of this session was still running after {MAX_WAIT_SECONDS // 60} minutes.")
+            return None
+        return _execute(job, run)
+    except Exception as exc:  # a failure outside the loop (database, notification) must not leave it "running"
+        log.exception("background review %s failed", job.run_id)
+        run.fail(f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        close_old_connections()
+
+
+def _wait_for_turn(run: ReviewRun) -> bool:
+    """One review per session at a time: a second waits here until the first is done, not dropped."""
+    return poll_until(lambda: run.start(this_worker()), MAX_WAIT_SECONDS)
+
+
+def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
+    run_id, session_id, kind, config = job.run_id, job.session_id, job.kind, job.config
+    started = time.monotonic()
+    client = None
+    tool_messages: list[dict[str, Any]] = []
+    error = ""
+    try:
+        client = job.client_factory(config, config.review_model)
+        ctx = ToolContext(
+            actor="review",
+            session_id=session_id,
+            review_id=run_id,
+            turn_state={},
+            stage_writes={
+                "memory": bool(config.get("memory", "write_approval")),
+                "skills": bool(config.get("skills", "write_approval")),
+            },
+            llm=client,
+            seen=job.snapshot,
+        )
+        loop = AgentLoop(
+            client=client,
+            registry=job.registry.subset(REVIEW_TOOLS),
+            ctx=ctx,
+            max_iterations=int(config.get("review", "max_iterations")),
+        )
+        handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
+        messages = job.snapshot + [{"role": "user", "content": review_request(kind, config, handed)}]
+        for event in loop.run(messages):
+            if isinstance(event, ModelCalled):
+                run.prompt_tokens += event.usage.prompt_tokens
+                run.completion_tokens += event.usage.completion_tokens
+                run.iterations = event.iteration
+            elif isinstance(event, ToolFinished):
+                tool_messages.append(event.message)
+            elif isinstance(event, TurnError):
+                error = event.message
+            elif isinstance(event, TurnDone) and event.hit_limit:
+                error = f"Stopped at the review's limit of {loop.max_iterations} model calls."
+    except Exception as exc:  # a review must never raise into the chat: record and move on
+        log.exception("background review %s failed", run_id)
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        if client is not None:
+            client.close()
+    summary, changes = summarize_results(tool_messages)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    run.finish(summary=summary or NOTHING_TO_SAVE, changes=changes, error=error, duration_ms=duration_ms)
+    notify.publish(
+        notify.ReviewNotice(
+            session_id=session_id,
+            review_id=run_id,
+            prompt_kind=kind,
+            summary=summary,
+            status=run.status,
+            error=error,
+            changes=changes,
+        )
+    )
+    return run

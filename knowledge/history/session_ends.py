@@ -1,0 +1,73 @@
+"""Ending a chat session (its memory flush, SPEC §5) exactly once, across server processes and
+queue workers (issue 18).
+
+The claim is on the session row (`end_worker`): "" nobody asked yet; `IN_QUEUE` waiting for a
+queue worker; else the worker (host:pid) ending it now. A second request ("New chat" pressed in
+two tabs), a job delivered twice, or a job run again after its worker was killed finds the claim
+taken or the session ended (`ended_at`), and does nothing. The end itself (flush, then
+`ended_at`) is the runner's (agent/chat/runner.py `AgentSession.end`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from knowledge.history.workers import IN_QUEUE, is_alive
+from knowledge.models import ChatSession
+
+log = logging.getLogger(__name__)
+
+__all__ = ["IN_QUEUE", "claim", "release", "request", "requeue_orphans", "free_orphans"]
+
+
+def request(session_id: str, reason: str, holder: str) -> bool:
+    """Ask for the session to be ended, by `holder` (IN_QUEUE, or the worker that will do it).
+    False when it is ended already, or being ended."""
+    return bool(
+        ChatSession.objects.filter(pk=session_id, ended_at__isnull=True, end_worker="").update(
+            end_worker=holder, end_reason=reason
+        )
+    )
+
+
+def claim(session_id: str, worker: str) -> str | None:
+    """Take the end for `worker`: the reason it was asked for, or None when it is not this
+    worker's to do (ended, or held by another)."""
+    taken = ChatSession.objects.filter(pk=session_id, ended_at__isnull=True, end_worker__in=(IN_QUEUE, worker)).update(
+        end_worker=worker
+    )
+    if not taken:
+        return None
+    return ChatSession.objects.filter(pk=session_id).values_list("end_reason", flat=True).first() or "closed"
+
+
+def release(session_id: str, worker: str) -> None:
+    """An end that failed before the session was ended: it may be asked for again."""
+    ChatSession.objects.filter(pk=session_id, ended_at__isnull=True, end_worker=worker).update(end_worker="")
+
+
+def _orphans() -> list[tuple[str, str]]:
+    """(session id, worker) of ends held by a process that is gone."""
+    held = ChatSession.objects.filter(ended_at__isnull=True).exclude(end_worker__in=("", IN_QUEUE))
+    return [(pk, worker) for pk, worker in held.values_list("pk", "end_worker") if not is_alive(worker)]
+
+
+def requeue_orphans(enqueue: Callable[[str], None]) -> list[str]:
+    """The durable queue's recovery, when a queue worker starts: an end whose worker died
+    (killed mid-flush) goes back on the queue, to be run again, once."""
+    requeued = []
+    for pk, worker in _orphans():
+        if ChatSession.objects.filter(pk=pk, ended_at__isnull=True, end_worker=worker).update(end_worker=IN_QUEUE):
+            enqueue(pk)
+            requeued.append(pk)
+    return requeued
+
+
+def free_orphans() -> int:
+    """On the embedded default, at a server's start: ends left by a process that died are freed,
+    so the next "New chat" from that session asks again."""
+    return sum(
+        ChatSession.objects.filter(pk=pk, ended_at__isnull=True, end_worker=worker).update(end_worker="")
+        for pk, worker in _orphans()
+    )

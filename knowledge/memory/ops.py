@@ -1,0 +1,274 @@
+"""Pure memory operations (SPEC §2): the file format, the limits, add/replace/remove on a list
+of entries, and the threat masking for the prompt. No I/O here: `knowledge.memory.store`
+owns the files, the lock and the change log, and applies what these functions decide."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from knowledge.verification.threat_scan import MAX_SCAN_CHARS, ThreatHit, scan
+
+ENTRY_DELIMITER = "\n§\n"
+PREVIEW_CHARS = 80
+ACTIONS = ("add", "replace", "remove")
+Result = dict[str, Any]
+
+RULE = "═" * 46
+# Hermes' cap: three failed consolidation attempts are answered normally, the fourth is terminal.
+MAX_FAILURES_PER_TURN = 3
+FAILURE_KEY = "memory_failures"
+# Failures that mean "the model is trying to consolidate and not getting there" (SPEC §2).
+_COUNTED_FAILURES = frozenset({"overflow", "no_match"})
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    name: str
+    filename: str
+    limit_key: str
+    enabled_key: str
+    label: str
+    updated_message: str
+    header: str
+
+
+def parse(raw: str) -> list[str]:
+    """Entries of a file: split on the delimiter, strip, drop empties and exact duplicates."""
+    seen: set[str] = set()
+    entries = []
+    for part in raw.split(ENTRY_DELIMITER):
+        entry = part.strip()
+        if entry and entry not in seen:
+            seen.add(entry)
+            entries.append(entry)
+    return entries
+
+
+def serialise(entries: Sequence[str]) -> str:
+    return ENTRY_DELIMITER.join(entries)
+
+
+def format_usage(chars: int, limit: int) -> str:
+    percent = (200 * chars + limit) // (2 * limit)  # rounded half up, unlike round()'s banker's rounding
+    return f"{percent}% — {chars}/{limit} chars"
+
+
+def preview(entry: str) -> str:
+    return entry if len(entry) <= PREVIEW_CHARS else entry[:PREVIEW_CHARS] + "…"
+
+
+@dataclass(frozen=True)
+class Op:
+    action: str
+    content: str = ""
+    old_text: str = ""
+    index: int | None = None  # dashboard edits address an entry by position instead of old_text
+    expected: str | None = None
+
+
+class OpError(Exception):
+    """A rejected operation; `kind` drives the per-turn failure count, `extra` joins the result."""
+
+    def __init__(self, message: str, kind: str = "invalid", show_entries: bool = False, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.show_entries = show_entries
+        self.extra = extra
+
+
+@dataclass(frozen=True)
+class Outcome:
+    entries: list[str]
+    changed: bool
+    summary: str
+    unchanged_message: str
+
+
+def _text_arg(raw: Mapping[str, Any], key: str, prefix: str) -> str:
+    value = raw.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise OpError(f"{prefix}'{key}' must be a string.")
+    return value.strip()
+
+
+def parse_operations(operations: Sequence[Any], index: int | None = None, expected: str | None = None) -> list[Op]:
+    """Validate and threat-scan every operation before anything is locked or written."""
+    if not operations:
+        raise OpError("No operation given: pass 'action' (add, replace or remove) or a non-empty 'operations' list.")
+    ops = []
+    for n, raw in enumerate(operations, 1):
+        prefix = f"Operation {n}: " if len(operations) > 1 else ""
+        if not isinstance(raw, Mapping):
+            raise OpError(f"{prefix}each operation must be an object with an 'action'.")
+        action = raw.get("action")
+        if action not in ACTIONS:
+            raise OpError(f"{prefix}'action' must be 'add', 'replace' or 'remove' (got {action!r}).")
+        content = _text_arg(raw, "content", prefix)
+        old_text = _text_arg(raw, "old_text", prefix)
+        if action in ("add", "replace") and not content:
+            hint = " To delete an entry use action 'remove'." if action == "replace" else ""
+            raise OpError(f"{prefix}'{action}' needs non-empty 'content'.{hint}")
+        if action in ("replace", "remove") and not old_text and index is None:
+            raise OpError(
+                f"{prefix}'{action}' needs 'old_text': a short substring that identifies the entry (see "
+                "current_entries).",
+                kind="missing_old_text",
+                show_entries=True,
+            )
+        hit = entry_threat(content) if content else None
+        if hit is not None:
+            where = f" (operation {n})" if len(operations) > 1 else ""
+            raise OpError(
+                f"Blocked: content matches threat pattern '{hit.id}'{where}: {hit.reason}. Nothing was saved.",
+                kind="blocked",
+                threat=hit.id,
+            )
+        ops.append(Op(action=str(action), content=content, old_text=old_text, index=index, expected=expected))
+    return ops
+
+
+def _locate(spec: TargetSpec, entries: list[str], op: Op, where: str, outside: frozenset[str]) -> int:
+    idx = _find(spec, entries, op, where)
+    # A dashboard edit names the entry by position and the exact text the page showed (checked
+    # in _find), so the person saw any outside text; the guard is for blind substring matches.
+    if op.index is None and entries[idx] in outside:
+        # Hermes' drift guard: text another writer put there since this store last saw the file is
+        # not replaced or removed blind; the caller backs the file up, the model re-reads and retries.
+        raise OpError(
+            f"{where}{spec.filename} changed outside this store since it was last read (by hand or by another agent), "
+            f"and the entry matching your request is part of that change: {preview(entries[idx])!r}. Nothing was "
+            "saved. Read current_entries and retry if you still mean to change it.",
+            kind="drift",
+            show_entries=True,
+        )
+    return idx
+
+
+def _find(spec: TargetSpec, entries: list[str], op: Op, where: str) -> int:
+    if op.index is not None:
+        if not 0 <= op.index < len(entries) or (op.expected is not None and entries[op.index] != op.expected.strip()):
+            raise OpError(
+                f"{where}That {spec.label.lower()} entry changed on disk since the page was loaded; reload and retry.",
+                kind="stale",
+            )
+        return op.index
+    matches = [i for i, entry in enumerate(entries) if op.old_text in entry]
+    if not matches:
+        raise OpError(
+            f"{where}No {spec.label.lower()} entry contains old_text {op.old_text!r}. Nothing was saved. Use a short "
+            "substring copied from one of the current entries (listed in current_entries) and retry.",
+            kind="no_match",
+            show_entries=True,
+        )
+    if len(matches) == 1:
+        return matches[0]
+    exact = [i for i in matches if entries[i] == op.old_text]
+    if exact:  # the whole entry was quoted: no ambiguity left
+        return exact[0]
+    previews = [preview(e) for e in mask_entries([entries[i] for i in matches])]
+    raise OpError(
+        f"{where}old_text {op.old_text!r} matches {len(matches)} different entries; be more specific. Nothing was "
+        "saved. Matching entries: " + "; ".join(f'"{p}"' for p in previews),
+        kind="ambiguous",
+        matches=previews,
+    )
+
+
+def apply_ops(
+    spec: TargetSpec, current: list[str], ops: Sequence[Op], limit: int, outside: frozenset[str] = frozenset()
+) -> Outcome:
+    """Apply `ops` to a copy of `current`; raise OpError (nothing applied) on any failure.
+
+    `outside` holds entries written by someone else since the store last saw the file: they may
+    be kept and added to, not replaced or removed without the writer seeing them first."""
+    entries = list(current)
+    summaries: list[str] = []
+    duplicate = False
+    new_chars = 0
+    for n, op in enumerate(ops, 1):
+        where = f"Operation {n} ({op.action}): " if len(ops) > 1 else ""
+        if op.action == "add":
+            if op.content in entries:
+                duplicate = True
+                continue
+            entries.append(op.content)
+            new_chars += len(op.content)
+            summaries.append(f"add: {preview(op.content)}")
+            continue
+        idx = _locate(spec, entries, op, where, outside)
+        if op.action == "remove":
+            summaries.append(f"remove: {preview(entries[idx])}")
+            del entries[idx]
+        elif entries[idx] != op.content:
+            summaries.append(f"replace: {preview(entries[idx])} -> {preview(op.content)}")
+            entries[idx] = op.content
+            new_chars += len(op.content)
+            entries = parse(serialise(entries))  # replacing with another entry's text merges the two
+    changed = entries != current
+    before_chars, after_chars = len(serialise(current)), len(serialise(entries))
+    # Shrinking an over-limit file (limit lowered, hand edits) is consolidation and is allowed.
+    if changed and after_chars > limit and after_chars > before_chars:
+        what = "the new entry is" if len(ops) == 1 else "the new content is"
+        raise OpError(
+            f"{spec.label} is at {before_chars}/{limit} chars; {what} {new_chars} chars and would bring it to "
+            f"{after_chars}/{limit} chars, over the limit. Nothing was saved and nothing was evicted. Consolidate "
+            "now: use action 'replace' to merge or shorten entries, or 'remove' for outdated ones (see "
+            "current_entries), then retry in this turn.",
+            kind="overflow",
+            show_entries=True,
+        )
+    unchanged = "Entry already exists; nothing saved" if duplicate else "No change: the entry already has this text"
+    return Outcome(entries=entries, changed=changed, summary="; ".join(summaries), unchanged_message=unchanged)
+
+
+TARGETS: dict[str, TargetSpec] = {
+    "memory": TargetSpec(
+        name="memory",
+        filename="MEMORY.md",
+        limit_key="memory_char_limit",
+        enabled_key="memory_enabled",
+        label="Memory",
+        updated_message="Memory updated",
+        header="MEMORY (your personal notes)",
+    ),
+    "user": TargetSpec(
+        name="user",
+        filename="USER.md",
+        limit_key="user_char_limit",
+        enabled_key="user_profile_enabled",
+        label="User profile",
+        updated_message="User profile updated",
+        header="USER PROFILE (who the user is)",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class FlaggedEntry:
+    """An entry on disk that the threat scan blocks from the prompt (shown in the UI)."""
+
+    index: int
+    text: str
+    hit: ThreatHit
+
+
+def entry_threat(entry: str) -> ThreatHit | None:
+    # An entry longer than the scan window would carry an unscanned tail into the prompt; no
+    # curated note is that long, so it is blocked outright.
+    if len(entry) > MAX_SCAN_CHARS:
+        return ThreatHit(id="oversize", reason=f"entry too large to scan ({len(entry)} chars)")
+    return scan(entry)
+
+
+def mask_entries(entries: Sequence[str]) -> list[str]:
+    """Entries as they may be shown to a model: blocked ones replaced by a placeholder."""
+    out = []
+    for entry in entries:
+        hit = entry_threat(entry)
+        out.append(entry if hit is None else f"[BLOCKED: {hit.reason} ({hit.id})]")
+    return out

@@ -1,0 +1,229 @@
+"""Full-text search on PostgreSQL: the same results as the FTS5 path (knowledge/search/__init__.py),
+from the index of knowledge 0011_postgres_search_table_issue18.
+
+Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
+no stop words, accents folded), one per literal term from the same sanitiser (knowledge/search/sanitize.py),
+ANDed, so nothing a person types is tsquery syntax. They are matched and ranked in the narrow
+`knowledge_message_search` table (id, session, role, time, tsvector), aliased `m` so the shared
+filters apply to it as to a message; only the page's rows are then read from `knowledge_message`.
+Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
+ranked the same in the tests). A one-word query with more hits than the count cap is ranked
+through the word's top list (knowledge/search/top.py), which also proves its count past the cap
+without reading a heap page per hit (knowledge 0015). Queries with Chinese,
+Japanese, Korean… characters are substring matches on `search_text`, served by a pg_trgm GIN
+index, newest first, as the FTS5 trigram path. Snippets are cut in Python from the
+page's content (knowledge/search/snippets.py), with `ts_headline` as the fallback for hits in tool
+names or arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from knowledge.search import results as search_results
+from knowledge.search import top as search_top
+from knowledge.search import top_postgres as search_top_pg
+from knowledge.search.plan import Filters, filter_sql
+from knowledge.search.results import MessageHit, SearchPage, first_per_session
+from knowledge.search.sanitize import Term
+from knowledge.search.snippets import (
+    ELLIPSIS,
+    HIGHLIGHT_END,
+    HIGHLIGHT_START,
+    query_stems,
+    stem_snippet,
+    substring_snippet,
+)
+from knowledge.search.top_postgres import CONFIG, TSQUERY, rank
+
+_HEADLINE = (
+    f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_END}, MaxWords=16, MinWords=6, FragmentDelimiter={ELLIPSIS}"
+)
+
+
+@dataclass
+class PgPlan:
+    table: str  # aliased `m`: the word index's table, or the messages for substring matches
+    where: str
+    params: list[Any]
+    rank: str | None  # SQL of the rank (needs `tsq`), or None for newest first
+    tsquery: str | None
+    tsquery_params: list[Any]
+    needs_session: bool
+    needles: list[str]
+    stems: frozenset[str]
+
+    @property
+    def from_sql(self) -> str:
+        # The query first: joins after the message table bind to it.
+        tsq = f"(SELECT {self.tsquery} AS q) tsq, " if self.tsquery else ""
+        join = " JOIN knowledge_chatsession s ON s.id = m.session_id" if self.needs_session else ""
+        return f"{tsq}{self.table} m{join}"
+
+    @property
+    def all_params(self) -> list[Any]:
+        return self.tsquery_params + self.params
+
+    @property
+    def order(self) -> str:
+        return f"{self.rank} DESC, m.id DESC" if self.rank else "m.id DESC"
+
+    @property
+    def ranked(self) -> str:
+        """The rank as a column (a constant for newest-first matches; ties go to the newest)."""
+        return f"{self.rank} AS r" if self.rank else "0 AS r"
+
+
+def _like(term: str) -> str:
+    escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def plan(terms: list[Term], filters: Filters) -> PgPlan:
+    where, params = filter_sql(filters)
+    needs_session = bool(filters.sources)
+    if any(t.unsegmented for t in terms):
+        subs = ["m.search_text LIKE %s" for _ in terms]
+        return PgPlan(
+            "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in terms] + params, None, None, [],
+            needs_session, [t.text for t in terms], frozenset(),
+        )  # fmt: skip
+    tsquery = " && ".join(TSQUERY for _ in terms)
+    return PgPlan(
+        "knowledge_message_search", " AND ".join(["m.search_vector @@ tsq.q", *where]), params,
+        rank("m.search_vector", "tsq.q"), tsquery, [t.text for t in terms], needs_session, [],
+        query_stems(t.text for t in terms),
+    )  # fmt: skip
+
+
+def _headlines(cur: Any, p: PgPlan, ids: list[int]) -> dict[int, str]:
+    if not ids or p.tsquery is None:
+        return {}
+    cur.execute(
+        f"SELECT m.id, ts_headline('{CONFIG}', coalesce(m.content, '') || ' ' || coalesce(m.search_text, ''),"
+        " tsq.q, %s)"
+        f" FROM knowledge_message m, (SELECT {p.tsquery} AS q) tsq WHERE m.id = ANY(%s)",
+        [_HEADLINE, *p.tsquery_params, ids],  # in the order of the %s in the SQL
+    )
+    return {mid: text for mid, text in cur.fetchall() if HIGHLIGHT_START in (text or "")}
+
+
+def snippets_for(cur: Any, p: PgPlan, contents: dict[int, str]) -> dict[int, str]:
+    """Snippets of these messages (id -> content): Python-cut words, ts_headline, or substrings."""
+    found = {mid: cut for mid, text in contents.items() if p.stems and (cut := stem_snippet(text, p.stems))}
+    found.update(_headlines(cur, p, [mid for mid in contents if mid not in found]))
+    for mid, text in contents.items():
+        found.setdefault(mid, substring_snippet(text, p.needles))
+    return found
+
+
+def _count(cur: Any, p: PgPlan) -> int:
+    cur.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {p.from_sql} WHERE {p.where} LIMIT %s) hits",
+        [*p.all_params, search_results.COUNT_CAP + 1],
+    )
+    return int(cur.fetchone()[0])
+
+
+def _one_word(p: PgPlan, terms: list[Term]) -> bool:
+    """A query a top list can rank (knowledge/search/top.py): one ranked word or phrase."""
+    return p.rank is not None and len(terms) == 1
+
+
+def _word_count(cur: Any, terms: list[Term]) -> int:
+    """The capped count of a one-word query's hits without filters: past the cap when the word's
+    top list proves it (knowledge 0015), as counting would — counting reads a heap page per hit."""
+    if search_top_pg.hits_at_least(cur, terms[0].text) > search_results.COUNT_CAP:
+        return search_results.COUNT_CAP + 1
+    return _count(cur, plan(terms, Filters()))
+
+
+def _list_ids(cur: Any, terms: list[Term], need: int | None, total: int) -> list[int] | None:
+    """A common word's best hits (`total`: its capped count) from its top list, or None."""
+    if total <= search_results.COUNT_CAP:
+        return None
+    return search_top.ranked(cur, terms[0].text, terms[0].text, need) or None
+
+
+def _listed(cur: Any, p: PgPlan, terms: list[Term], filters: Filters) -> list[tuple[int, str]] | None:
+    """(message id, session id) of a common word's best hits that pass the filters, best first,
+    as many as its top list can tell: every other hit ranks below all of them. None when no
+    list applies."""
+    ids = _list_ids(cur, terms, None, _word_count(cur, terms)) if _one_word(p, terms) else None
+    if ids is None:
+        return None
+    where, params = filter_sql(filters)
+    join = " JOIN knowledge_chatsession s ON s.id = m.session_id" if p.needs_session else ""
+    cur.execute(
+        f"SELECT m.id, m.session_id FROM knowledge_message_search m{join} WHERE m.id = ANY(%s)"
+        + "".join(f" AND {cond}" for cond in where),
+        [ids, *params],
+    )
+    session_of = dict(cur.fetchall())
+    return [(mid, session_of[mid]) for mid in ids if mid in session_of]
+
+
+def _page(
+    cur: Any, p: PgPlan, terms: list[Term], filters: Filters | None, total: int, limit: int, offset: int
+) -> list[int]:
+    """The ids of one page of hits, best first: from the word's list when it can fill the page
+    (`filters`: None when there are none; then `total` is the word's own capped count)."""
+    need = offset + limit
+    if filters is not None:
+        listed = _listed(cur, p, terms, filters)
+        ids = [mid for mid, _ in listed] if listed else None
+    else:
+        ids = _list_ids(cur, terms, need, total) if _one_word(p, terms) else None
+    if ids is not None and len(ids) >= need:
+        return ids[offset:need]
+    cur.execute(
+        f"SELECT m.id FROM {p.from_sql} WHERE {p.where} ORDER BY {p.order} LIMIT %s OFFSET %s",
+        [*p.all_params, limit, offset],
+    )
+    return [mid for (mid,) in cur.fetchall()]
+
+
+def search_messages(query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
+    p = plan(terms, filters)
+    with connection.cursor() as cur:
+        filtered = bool(filter_sql(filters)[0])
+        total = _word_count(cur, terms) if _one_word(p, terms) and not filtered else _count(cur, p)
+        rows: list[tuple[Any, ...]] = []
+        if total > min(offset, search_results.COUNT_CAP):
+            # The page is chosen in the index's table; only its rows are read in full.
+            ids = _page(cur, p, terms, filters if filtered else None, total, limit, offset)
+            cur.execute(
+                "SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content"
+                " FROM knowledge_message m JOIN knowledge_chatsession s ON s.id = m.session_id WHERE m.id = ANY(%s)",
+                [ids],
+            )
+            found = {row[0]: row for row in cur.fetchall()}
+            rows = [found[mid] for mid in ids if mid in found]
+        snippets = snippets_for(cur, p, {row[0]: row[7] for row in rows})
+    results = [
+        MessageHit(mid, sid, title or name or "New chat", source, role, created, snippets.get(mid, ""))
+        for mid, sid, title, name, source, role, created, _content in rows
+    ]
+    return SearchPage.capped(query, results, total)
+
+
+def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
+    """(session id, best message id) for the `limit` best sessions, and those messages' snippets."""
+    p = plan(terms, filters)
+    with connection.cursor() as cur:
+        listed = _listed(cur, p, terms, filters)
+        best = first_per_session(listed or [], limit)
+        if len(best) < limit:
+            cur.execute(
+                f"SELECT session_id, id FROM (SELECT DISTINCT ON (m.session_id) m.session_id, m.id, {p.ranked}"
+                f" FROM {p.from_sql} WHERE {p.where} ORDER BY m.session_id, {p.order}) best"
+                " ORDER BY r DESC, id DESC LIMIT %s",
+                [*p.all_params, limit],
+            )
+            best = [(sid, mid) for sid, mid in cur.fetchall()]
+        cur.execute("SELECT id, content FROM knowledge_message WHERE id = ANY(%s)", [[mid for _, mid in best]])
+        snippets = snippets_for(cur, p, dict(cur.fetchall()))
+    return best, snippets

@@ -1,0 +1,31 @@
+"""Near duplicates among skills: a new skill that repeats an existing one by name or description
+is refused with the name of the skill to patch instead."""
+
+from __future__ import annotations
+
+from knowledge.skills.format import SkillError, parse_skill_md
+from knowledge.skills.store import SkillStore
+from knowledge.verification.similarity import THRESHOLD, similarity
+
+
+def _name_words(name: str) -> str:
+    return name.replace("-", " ").replace("_", " ").replace(".", " ")
+
+
+def skill_duplicate(store: SkillStore, name: str, content: str) -> str | None:
+    """An error naming the existing skill a new one nearly repeats (by name or description)."""
+    try:
+        description = parse_skill_md(content).description
+    except SkillError:
+        return None  # the store's own validation reports the format problem
+    for info in store.list():
+        if info.name == name:
+            continue  # the store refuses the same name itself
+        same_name = similarity(_name_words(name), _name_words(info.name)) >= THRESHOLD
+        same_text = bool(description and info.description) and similarity(description, info.description) >= THRESHOLD
+        if same_name or same_text:
+            return (
+                f"Not created: skill '{info.name}' already covers this ({info.description[:160]!r}). "
+                f"Patch or edit '{info.name}' with what you learned instead of creating a near duplicate."
+            )
+    return None

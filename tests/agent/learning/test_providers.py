@@ -1,0 +1,164 @@
+"""External memory providers (SPEC §5, §20.8): a failing provider never reaches the chat, recalled
+context goes into the API copy of the last user message only, and session_recall finds a past
+session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent.chat.runner import AgentSession
+from agent.learning.providers import (
+    FENCE_CLOSE,
+    FENCE_OPEN,
+    MemoryProvider,
+    ProviderManager,
+    SessionRecallProvider,
+    inject_context,
+    keywords,
+)
+from agent.loop import TurnDone
+from knowledge.models import ChatSession, Message
+from tests.fakellm import Reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Broken(MemoryProvider):
+    name = "broken"
+
+    def prefetch(self, user_message: str) -> str:
+        raise ConnectionError("provider down")
+
+    def queue_prefetch(self, user_message: str) -> None:
+        raise ConnectionError("provider down")
+
+    def sync_turn(self, user_message: str, final_response: str) -> None:
+        raise ConnectionError("provider down")
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        raise ConnectionError("provider down")
+
+    def shutdown(self) -> None:
+        raise ConnectionError("provider down")
+
+
+class Recorder(MemoryProvider):
+    name = "recorder"
+
+    def __init__(self, recalled: str = "") -> None:
+        self.recalled = recalled
+        self.calls: list[tuple[str, ...]] = []
+
+    def prefetch(self, user_message: str) -> str:
+        self.calls.append(("prefetch", user_message))
+        return self.recalled
+
+    def queue_prefetch(self, user_message: str) -> None:
+        self.calls.append(("queue_prefetch", user_message))
+
+    def sync_turn(self, user_message: str, final_response: str) -> None:
+        self.calls.append(("sync_turn", user_message, final_response))
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        self.calls.append(("on_session_end",))
+
+    def shutdown(self) -> None:
+        self.calls.append(("shutdown",))
+
+
+def test_a_failing_provider_never_reaches_the_chat_and_the_others_still_run(home, llm):
+    llm.push(Reply(text="Here you go."))
+    agent = AgentSession.open(source="cli")
+    recorder = Recorder("Past: the user deploys on Mondays")
+    agent.providers = ProviderManager([Broken(), recorder])
+    events = list(agent.run_turn("when do I deploy?"))
+    done = [e for e in events if isinstance(e, TurnDone)]
+    assert len(done) == 1 and done[0].final_text == "Here you go."
+    agent.end("test")
+    assert recorder.calls == [
+        ("prefetch", "when do I deploy?"),
+        ("sync_turn", "when do I deploy?", "Here you go."),
+        ("queue_prefetch", "when do I deploy?"),
+        ("on_session_end",),
+        ("shutdown",),
+    ]
+    assert "the user deploys on Mondays" in llm.chat_requests()[0]["messages"][-1]["content"]
+
+
+def test_recalled_context_is_fenced_into_the_api_copy_of_the_last_user_message_only(home, llm):
+    llm.push(Reply(text="first"), Reply(text="second"))
+    agent = AgentSession.open(source="cli")
+    agent.providers = ProviderManager([Recorder("the user likes tea")])
+    list(agent.run_turn("one"))
+    list(agent.run_turn("two"))
+    sent = llm.chat_requests()[-1]["messages"]
+    users = [m["content"] for m in sent if m["role"] == "user"]
+    assert users[0] == "one"  # an earlier message keeps its plain text
+    assert users[1] == f"{FENCE_OPEN}the user likes tea{FENCE_CLOSE}\n\ntwo"
+    assert "not part of the user's message" in FENCE_OPEN
+    assert [m.content for m in Message.objects.filter(session=agent.session, role="user")] == ["one", "two"]
+    assert all("memory-context" not in str(m.get("content")) for m in agent.messages)
+
+
+def test_inject_context_copies_and_leaves_the_live_list_alone():
+    msgs = [
+        {"role": "system", "content": "p"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+    ]
+    copy = inject_context(msgs, "ctx")
+    assert (
+        copy is not None and copy[1]["content"].startswith("<memory-context>\n") and copy[1]["content"].endswith("hi")
+    )
+    assert msgs[1] == {"role": "user", "content": "hi"}
+    assert inject_context(msgs, "") is None
+    assert inject_context([{"role": "system", "content": "p"}], "ctx") is None
+
+
+def test_from_config_builds_the_named_providers_and_ignores_unknown_names():
+    manager = ProviderManager.from_config("session_recall, nonexistent", "sid")
+    assert [p.name for p in manager.providers] == ["session_recall"]
+    manager.shutdown_all()
+    assert ProviderManager.from_config("", "sid").providers == []
+
+
+def test_keywords_are_the_longest_distinctive_words():
+    assert keywords("Please help me with the kubernetes ingress certificates again") == [
+        "certificates",
+        "kubernetes",
+        "ingress",
+    ]
+
+
+def _past_session(title: str, text: str) -> ChatSession:
+    s = ChatSession.objects.create(title=title, source="web")
+    Message.objects.create(session=s, role="user", content=text)
+    Message.objects.create(session=s, role="assistant", content="Renew them with certbot.")
+    return s
+
+
+def test_session_recall_finds_a_past_session_but_not_the_current_one():
+    _past_session("Ingress certs", "My kubernetes ingress certificates keep expiring every Tuesday")
+    current = _past_session("Now", "kubernetes ingress again")
+    provider = SessionRecallProvider(current.pk)
+    try:
+        recalled = provider.prefetch("Back to the kubernetes ingress problem")
+        provider.queue_prefetch("the certificates question")
+        queued = provider.prefetch("the certificates question")
+    finally:
+        provider.shutdown()
+    assert recalled.startswith("- Ingress certs (")
+    assert "expiring" in recalled and "ingress again" not in recalled
+    assert "Ingress certs" in queued
+    assert len(recalled) <= SessionRecallProvider.MAX_CHARS
+
+
+def test_session_recall_with_nothing_relevant_offers_nothing():
+    _past_session("Gardening", "tomatoes need sun")
+    provider = SessionRecallProvider("none")
+    try:
+        assert provider.prefetch("kubernetes ingress") == ""
+    finally:
+        provider.shutdown()
