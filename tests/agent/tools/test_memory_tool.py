@@ -23,7 +23,7 @@ from knowledge.provenance import Provenance
 from tests import dbs
 from tests.conftest import write_config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def call(args, ctx=None):
