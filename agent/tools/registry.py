@@ -66,6 +66,8 @@ class Tool:
     handler: Handler
     # Tools that only read may run in parallel with each other; writers run one at a time.
     parallel_safe: bool = False
+    # What one result may hold; a tool that reads big documents (skill_view) sets its own.
+    max_result_chars: int = MAX_RESULT_CHARS
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -126,6 +128,26 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must reach the model as data, not kill the turn
             log.exception("tool %s failed", name)
             return error_result(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
-        if len(result) > MAX_RESULT_CHARS:
-            result = result[:MAX_RESULT_CHARS] + f"\n…[truncated: result was {len(result)} characters]"
+        if len(result) > tool.max_result_chars:
+            return cut_result(result, tool.max_result_chars)
         return result
+
+
+def cut_result(result: str, limit: int) -> str:
+    """A result over its tool's limit, cut so it is still a JSON object the model can read: the
+    first `limit` characters as `content`, `truncated: true` and the full size."""
+    try:
+        success = json.loads(result).get("success", True) is not False
+    except (json.JSONDecodeError, AttributeError):
+        success = True
+    return json.dumps(
+        {
+            "success": success,
+            "truncated": True,
+            "total_chars": len(result),
+            "content": result[:limit],
+            "note": f"The result was {len(result):,} characters; only the first {limit:,} are shown. "
+            "Ask for less (a narrower query, one file, an offset) to see the rest.",
+        },
+        ensure_ascii=False,
+    )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from knowledge.fileio import atomic_write
-from knowledge.skills.format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, validate_skill_md
+from knowledge.skills.format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, read_placed_skill
 
 # Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
 
@@ -132,15 +132,16 @@ def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> S
     info = SkillInfo(name=name, category=category, path=folder, enabled=name not in disabled)
     try:
         check_folder(info, root)
-        # Lenient, as Hermes lists them: an over-long description is truncated, not hidden.
-        parsed = validate_skill_md((folder / SKILL_FILE).read_text(encoding="utf-8"), name, lenient=True)
+        # As Hermes lists them: an over-long description is truncated, not hidden; the frontmatter
+        # name is the skill's name; a file without frontmatter is used with its folder's name.
+        parsed = read_placed_skill((folder / SKILL_FILE).read_text(encoding="utf-8"), name)
     except SkillError as exc:
         return replace(info, error=str(exc))
     except UnicodeDecodeError:
         return replace(info, error="SKILL.md is not valid UTF-8 text.")
     except OSError as exc:
         return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
-    return replace(info, description=parsed.description, warning=" ".join(parsed.warnings))
+    return replace(info, name=parsed.name, description=parsed.description, warning=" ".join(parsed.warnings))
 
 
 def check_folder(info: SkillInfo, root: Path) -> None:

@@ -47,6 +47,7 @@ from knowledge.skills.format import (
     check_name,
     check_rel_path,
     one_line,
+    validate_existing,
     validate_skill_md,
 )
 
@@ -188,7 +189,7 @@ class SkillStore:
         check_name(name)
         with self.locked():
             info = self._writable(name)
-            validate_skill_md(content, name, lenient=bool(info.warning))
+            validate_existing(content, name, info.path.name, lenient=bool(info.warning))
             target = info.path / SKILL_FILE
             self._write(name, target, content.encode("utf-8"), "edit", prov or Provenance())
         return target
@@ -231,7 +232,7 @@ class SkillStore:
             if rel is None:
                 try:
                     # A skill listed over a limit (imported from Hermes) can still be patched.
-                    validate_skill_md(new_text, name, lenient=bool(info.warning))
+                    validate_existing(new_text, name, info.path.name, lenient=bool(info.warning))
                 except SkillError as exc:
                     raise SkillError(f"The patch would break SKILL.md, so it was not applied: {exc}") from exc
             data = new_text.encode("utf-8")

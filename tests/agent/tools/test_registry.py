@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext, ToolRegistry
+from agent.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext, ToolRegistry, error_result
 
 
 def _echo(args: dict[str, Any], ctx: ToolContext) -> str:
@@ -57,11 +57,16 @@ def test_a_tool_exception_becomes_a_result():
     assert _error(_registry().dispatch("boom", "{}", ToolContext())) == "Tool 'boom' failed: KeyError: 'missing'"
 
 
-def test_results_are_capped_and_say_how_long_they_were():
-    result = _registry().dispatch("huge", "{}", ToolContext())
-    assert result.startswith("x" * MAX_RESULT_CHARS)
-    assert result.endswith(f"[truncated: result was {MAX_RESULT_CHARS + 500} characters]")
-    assert len(result) < MAX_RESULT_CHARS + 100
+def test_results_are_capped_and_stay_json_that_says_how_long_they_were():
+    result = json.loads(_registry().dispatch("huge", "{}", ToolContext()))
+    assert result["truncated"] is True and result["content"] == "x" * MAX_RESULT_CHARS
+    assert result["total_chars"] == MAX_RESULT_CHARS + 500 and "20,500 characters" in result["note"]
+
+
+def test_a_cut_json_result_keeps_its_success_flag():
+    failing = Tool("fail", "", {"type": "object"}, lambda a, c: error_result("y" * 30_000))
+    result = json.loads(ToolRegistry([failing]).dispatch("fail", {}, ToolContext()))
+    assert result["success"] is False and result["truncated"] is True
 
 
 def test_a_subset_refuses_everything_else():

@@ -56,11 +56,21 @@ def test_search_and_filters_return_rows_for_htmx(auth_client, store):
 def test_broken_skill_is_flagged_with_its_error(auth_client, home, store):
     path = home / "skills" / "half-done" / "SKILL.md"
     path.parent.mkdir(parents=True)
-    path.write_text("no frontmatter here", encoding="utf-8")
+    path.write_text("---\nname: half-done\n---\nno description here\n", encoding="utf-8")
     html = auth_client.get("/skills/").content.decode()
-    assert "broken" in html and "must start with YAML frontmatter" in html
+    assert "broken" in html and "description&#x27; is required" in html
     detail = auth_client.get("/skills/half-done/").content.decode()
-    assert "must start with YAML frontmatter" in detail and "no frontmatter here" in detail
+    assert "description&#x27; is required" in detail and "no description here" in detail
+
+
+def test_a_skill_without_frontmatter_is_used_with_a_note(auth_client, home, store):
+    path = home / "skills" / "release-notes" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("Write the notes from merged pull requests.\n", encoding="utf-8")
+    html = auth_client.get("/skills/").content.decode()
+    assert 'data-skill="release-notes"' in html and "Write the notes from merged pull requests." in html
+    detail = auth_client.get("/skills/release-notes/").content.decode()
+    assert "Used as it is, but: SKILL.md has no frontmatter" in detail
 
 
 def test_create_by_hand(auth_client, home):
