@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from hermes_site.access import login_url
@@ -21,6 +22,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         host, port = opts["host"], opts["port"]
+        # A fresh home has no tables yet: without this the link printed below would answer 500.
+        call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
         self.stdout.flush()
         # Through the project's launcher: daphne with websocket limits that match the chat socket's own.
