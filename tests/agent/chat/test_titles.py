@@ -172,3 +172,27 @@ def test_without_a_model_configured_no_title_is_asked(home):
     first = Message.objects.create(session=session, role="user", content="hi")
     Message.objects.create(session=session, role="assistant", content="hello")
     assert not titles.after_turn(session, hermes_config.get(), first.pk)
+
+
+@pytest.mark.parametrize(
+    ("answer", "title"),
+    [
+        ("SUMMARY: Debugging Docker Compose ports", "Debugging Docker Compose ports"),
+        ('"Fixing the CI cache"', "Fixing the CI cache"),
+        ("**Title:** 'Release notes for 2.1'", "Release notes for 2.1"),
+        ("Title - Rust lifetimes\nThis chat is about lifetimes.", "Rust lifetimes"),
+        ("「部署到生产环境」", "部署到生产环境"),
+        ("标题：部署到生产环境", "部署到生产环境"),
+        ("# Planning the Berlin trip.", "Planning the Berlin trip"),
+    ],
+)
+def test_model_titles_are_cleaned_of_labels_quotes_and_markup(answer, title):
+    assert titles.clean_title(answer) == title
+
+
+def test_a_long_model_title_is_cut_at_a_word_within_sixty_characters():
+    answer = "SUMMARY: " + "A conversation about configuring reverse proxies for several daphne workers behind nginx"
+    title = titles.clean_title(answer)
+    assert len(title) <= 60 and title.endswith("…")
+    assert title.startswith("A conversation about configuring reverse proxies")
+    assert not title[:-1].endswith(" ")
