@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 from agent.llm.textcalls import MarkupGuard, parse_text_calls
-from agent.llm.types import ModelReply, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
+from agent.llm.thinking import ThinkSplitter
+from agent.llm.types import ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
 
 # Finish reasons that servers send although the turn ended in tool calls (Ollama "stop",
 # Together "eos", TGI "eos_token", or nothing at all): the calls still run.
@@ -88,12 +89,81 @@ def find_usage(obj: dict[str, Any]) -> Usage | None:
     return Usage(int(prompt or 0), int(completion or 0), True)
 
 
+_CALL_FIELDS = {"index", "id", "type", "function"}
+
+
+def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _object_text(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def merge_arguments(pieces: list[str]) -> str:
+    """The arguments text from the pieces a server streamed, by what the pieces are.
+
+    Most servers send new pieces (joined as they come); some send the whole arguments so far
+    on every chunk (DeepSeek via Qianfan, GLM-style servers), some end with one more chunk
+    holding the whole arguments again (gateway adapters). Joining those blindly gives
+    `{"a":{"a":1}` or `{"a":1}{"a":1}`, so when the joined text is not JSON the pieces are read
+    as cumulative where each repeats what came before, and a whole object after a whole
+    object replaces it.
+    """
+    joined = "".join(pieces)
+    if len(pieces) < 2 or _parses(joined):
+        return joined
+    merged = ""
+    for piece in pieces:
+        if merged and piece.startswith(merged):
+            merged = piece  # the piece repeats everything so far, and perhaps more
+        elif merged and _object_text(merged) and _object_text(piece):
+            merged = piece  # the whole arguments again
+        else:
+            merged += piece
+    if _parses(merged):
+        return merged
+    return pieces[-1] if _object_text(pieces[-1]) else joined
+
+
+def decode_arguments(text: str) -> str:
+    """Arguments sent as a JSON string holding the JSON object (vLLM's hermes parser) are
+    decoded once, so the tool gets the object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    if isinstance(value, str) and _object_text(value):
+        return value
+    return text
+
+
+def readable_arguments(text: str) -> bool:
+    return _object_text(text)
+
+
 class ToolCallAccumulator:
     """Tool-call deltas into whole calls, whatever the server does with `index` and `id`.
 
     A new `id` starts a new call even at an index already taken (Ollama 0.20 sends every
-    parallel call at index 0); a delta without index or id continues the last call; a name
-    repeated on every chunk (LM Studio) is never concatenated.
+    parallel call at index 0); a delta without index or id continues the last call (Gemini
+    sends no index, and its signature may come in a delta of its own); a name repeated on
+    every chunk (LM Studio) is never concatenated. Fields beside id/type/function
+    (`extra_content`) are kept, to be sent back with the call.
     """
 
     def __init__(self) -> None:
@@ -113,7 +183,7 @@ class ToolCallAccumulator:
             slot = self.slots[-1]
             if not (name and slot["name"] and name != slot["name"]):
                 return slot
-        slot = {"index": index, "id": "", "name": "", "args": []}
+        slot = {"index": index, "id": "", "name": "", "args": [], "extra": {}}
         self.slots.append(slot)
         return slot
 
@@ -130,6 +200,9 @@ class ToolCallAccumulator:
             slot["id"] = call_id
         if name and not slot["name"]:
             slot["name"] = name
+        extra = {k: v for k, v in delta.items() if k not in _CALL_FIELDS and v is not None}
+        if extra:
+            slot["extra"] = _merged(slot["extra"], extra)
         args = fn.get("arguments")
         if isinstance(args, dict | list):  # llama.cpp builds that send the object itself
             slot["args"] = [json.dumps(args, ensure_ascii=False)]
@@ -141,8 +214,8 @@ class ToolCallAccumulator:
         for i, slot in enumerate(self.slots):
             if not slot["name"] and not slot["args"]:
                 continue
-            arguments = fix_surrogates("".join(slot["args"])) or "{}"
-            out.append(ToolCallRequest(slot["id"] or f"call_{i}", slot["name"], arguments))
+            arguments = decode_arguments(fix_surrogates(merge_arguments(slot["args"]))) or "{}"
+            out.append(ToolCallRequest(slot["id"] or f"call_{i}", slot["name"], arguments, slot["extra"]))
         return out
 
 
@@ -156,11 +229,22 @@ class Assembler:
         self.finish_reason = ""
         self.usage: Usage | None = None
         self.guard = MarkupGuard(tools_offered)
+        self.think = ThinkSplitter()
         self._tails = {"text": "", "reasoning": ""}
 
     def _joined(self, kind: str, piece: str) -> str:
         out, self._tails[kind] = _split_tail(self._tails[kind] + piece)
         return fix_surrogates(out) if out else ""
+
+    def _emit(self, answer: str, thought: str, events: list[StreamEvent]) -> None:
+        if thought:
+            self.reasoning.append(thought)
+            events.append(ReasoningChunk(thought))
+        if answer:
+            self.text.append(answer)
+            shown = self.guard.feed(answer)
+            if shown:
+                events.append(TextChunk(shown))
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -171,36 +255,49 @@ class Assembler:
             if not isinstance(choice, dict) or choice.get("index") not in (0, None):
                 continue
             delta = choice.get("delta") or choice.get("message") or {}
+            if not isinstance(delta, dict):
+                continue
             text, thought = content_parts(delta.get("content"))
             thought = self._joined("reasoning", delta_reasoning(delta) + thought)
-            if thought:
-                self.reasoning.append(thought)
-                events.append(ReasoningChunk(thought))
             text = self._joined("text", text)
-            if text:
-                self.text.append(text)
-                shown = self.guard.feed(text)
-                if shown:
-                    events.append(TextChunk(shown))
+            answer, inline = self.think.feed(text) if text else ("", "")
+            self._emit(answer, thought + inline, events)
             for tc in delta.get("tool_calls") or []:
                 self.calls.feed(tc)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         return events
 
+    def _text_calls(self, events: list[StreamEvent]) -> tuple[str, list[ToolCallRequest]]:
+        """The answer without tool-call markup, and the calls the markup held."""
+        text = "".join(self.text)
+        if not self.guard.active:
+            return text, []
+        visible, parsed = parse_text_calls(text)
+        if not parsed:
+            # Markup in the thinking instead (a reasoning parser that swallowed the calls).
+            _, parsed = parse_text_calls("".join(self.reasoning))
+        held = self.guard.release()
+        if parsed:
+            return visible, parsed
+        shown = text[: len(text) - len(held)]
+        if held and visible != text and visible.startswith(shown):
+            held = visible[len(shown) :]  # markup around an answer (gpt-oss final channel)
+            text = visible
+        if held:
+            events.append(TextChunk(held))
+        return text, []
+
     def finish(self) -> tuple[list[StreamEvent], ModelReply]:
         """Events still held back, and the reply. `finish_reason` stays "" if none came and no call."""
         events: list[StreamEvent] = []
+        self._emit(*self.think.flush(), events)
         calls = self.calls.calls()
-        text = "".join(self.text)
-        visible, parsed = parse_text_calls(text) if self.guard.active else (text, [])
-        if parsed:
-            calls = calls or parsed
-            text = visible
-        else:
-            held = self.guard.release()
-            if held:
-                events.append(TextChunk(held))
+        text, parsed = self._text_calls(events)
+        calls = calls or parsed
+        for call in calls:
+            if not readable_arguments(call.arguments):
+                events.append(Notice(f"The model's call to {call.name or 'a tool'} could not be read — nothing was saved."))
         finish = self.finish_reason
         if calls and finish in _PLAIN_FINISH:
             finish = "tool_calls"
