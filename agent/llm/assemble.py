@@ -297,7 +297,9 @@ class Assembler:
         calls = calls or parsed
         for call in calls:
             if not readable_arguments(call.arguments):
-                events.append(Notice(f"The model's call to {call.name or 'a tool'} could not be read — nothing was saved."))
+                # Said to the person, not only as a tool error the model may talk over.
+                name = call.name or "a tool"
+                events.append(Notice(f"The model's call to {name} could not be read — nothing was saved."))
         finish = self.finish_reason
         if calls and finish in _PLAIN_FINISH:
             finish = "tool_calls"

@@ -89,7 +89,20 @@ def _collect() -> list[WireCase]:
         vllm,
     )
 
-    modules = (ollama, llamacpp, lmstudio, vllm, openrouter, reasoning, mistral, usage, transport, gemini, gateways, templates)
+    modules = (
+        ollama,
+        llamacpp,
+        lmstudio,
+        vllm,
+        openrouter,
+        reasoning,
+        mistral,
+        usage,
+        transport,
+        gemini,
+        gateways,
+        templates,
+    )
     return [c for m in modules for c in m.CASES]
 
 

@@ -10,9 +10,9 @@ from tests.wire import DONE, WireCase, body, chunk, memory_json, sse
 _CUMULATIVE = memory_json("qianfan-cumulative-args")
 _REPEATED = memory_json("gateway-repeated-final-args")
 _HTML = (
-    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
     "<title>Sign in · Contoso Single Sign-On</title>\n</head>\n<body>\n"
-    "<form method=\"post\" action=\"/adfs/ls/\"><input name=\"UserName\"></form>\n</body>\n</html>\n"
+    '<form method="post" action="/adfs/ls/"><input name="UserName"></form>\n</body>\n</html>\n'
 )
 
 

@@ -18,7 +18,7 @@ _DOUBLE = json.dumps(memory_json("vllm-double-encoded"))  # a JSON string litera
 
 
 def _pieces(text: str, size: int) -> list[dict[str, object]]:
-    return [chunk({"content": text[i:i + size]}) for i in range(0, len(text), size)]
+    return [chunk({"content": text[i : i + size]}) for i in range(0, len(text), size)]
 
 
 CASES = [
