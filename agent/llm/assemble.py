@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.llm.arguments import decode_arguments, is_object, merge_arguments
 from agent.llm.textcalls import MarkupGuard, parse_text_calls
 from agent.llm.thinking import ThinkSplitter
 from agent.llm.types import ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
@@ -99,63 +100,6 @@ def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _parses(text: str) -> bool:
-    try:
-        json.loads(text)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
-def _object_text(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text), dict)
-    except json.JSONDecodeError:
-        return False
-
-
-def merge_arguments(pieces: list[str]) -> str:
-    """The arguments text from the pieces a server streamed, by what the pieces are.
-
-    Most servers send new pieces (joined as they come); some send the whole arguments so far
-    on every chunk (DeepSeek via Qianfan, GLM-style servers), some end with one more chunk
-    holding the whole arguments again (gateway adapters). Joining those blindly gives
-    `{"a":{"a":1}` or `{"a":1}{"a":1}`, so when the joined text is not JSON the pieces are read
-    as cumulative where each repeats what came before, and a whole object after a whole
-    object replaces it.
-    """
-    joined = "".join(pieces)
-    if len(pieces) < 2 or _parses(joined):
-        return joined
-    merged = ""
-    for piece in pieces:
-        if merged and piece.startswith(merged):
-            merged = piece  # the piece repeats everything so far, and perhaps more
-        elif merged and _object_text(merged) and _object_text(piece):
-            merged = piece  # the whole arguments again
-        else:
-            merged += piece
-    if _parses(merged):
-        return merged
-    return pieces[-1] if _object_text(pieces[-1]) else joined
-
-
-def decode_arguments(text: str) -> str:
-    """Arguments sent as a JSON string holding the JSON object (vLLM's hermes parser) are
-    decoded once, so the tool gets the object."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return text
-    if isinstance(value, str) and _object_text(value):
-        return value
-    return text
-
-
-def readable_arguments(text: str) -> bool:
-    return _object_text(text)
-
-
 class ToolCallAccumulator:
     """Tool-call deltas into whole calls, whatever the server does with `index` and `id`.
 
@@ -195,7 +139,11 @@ class ToolCallAccumulator:
         raw_name, raw_id = fn.get("name"), delta.get("id")
         name = raw_name if isinstance(raw_name, str) else ""
         call_id = raw_id if isinstance(raw_id, str) else ""
-        slot = self._slot_for(delta.get("index"), call_id, name)
+        args = fn.get("arguments")
+        index = delta.get("index")
+        if index is None and not call_id and name and isinstance(args, str) and self._another_whole_call(args):
+            index = object()  # a new call (Gemini without ids: each whole call in a delta of its own)
+        slot = self._slot_for(index, call_id, name)
         if call_id:
             slot["id"] = call_id
         if name and not slot["name"]:
@@ -203,11 +151,17 @@ class ToolCallAccumulator:
         extra = {k: v for k, v in delta.items() if k not in _CALL_FIELDS and v is not None}
         if extra:
             slot["extra"] = _merged(slot["extra"], extra)
-        args = fn.get("arguments")
         if isinstance(args, dict | list):  # llama.cpp builds that send the object itself
             slot["args"] = [json.dumps(args, ensure_ascii=False)]
         elif isinstance(args, str) and args:
             slot["args"].append(args)
+
+    def _another_whole_call(self, args: str) -> bool:
+        """A whole object after a whole object, and a different one: a new call, not a repeat."""
+        if not self.slots or not is_object(args):
+            return False
+        before = merge_arguments(self.slots[-1]["args"])
+        return is_object(before) and json.loads(before) != json.loads(args)
 
     def calls(self) -> list[ToolCallRequest]:
         out = []
@@ -254,9 +208,12 @@ class Assembler:
         for choice in chunk.get("choices") or []:
             if not isinstance(choice, dict) or choice.get("index") not in (0, None):
                 continue
-            delta = choice.get("delta") or choice.get("message") or {}
+            delta = choice.get("delta") or self._whole_message(choice.get("message"))
             if not isinstance(delta, dict):
                 continue
+            legacy = delta.get("function_call")  # the functions API before tool_calls (FastChat, LocalAI)
+            if isinstance(legacy, dict) and not delta.get("tool_calls"):
+                delta = {**delta, "tool_calls": [{"index": 0, "function": legacy}]}
             text, thought = content_parts(delta.get("content"))
             thought = self._joined("reasoning", delta_reasoning(delta) + thought)
             text = self._joined("text", text)
@@ -267,6 +224,16 @@ class Assembler:
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         return events
+
+    def _whole_message(self, message: Any) -> Any:
+        """A whole `message`; after streamed deltas (a last chunk repeating the reply) only what
+        it adds to the text already streamed."""
+        if not isinstance(message, dict) or not self.text or not isinstance(message.get("content"), str):
+            return message or {}
+        so_far = "".join(self.text)
+        content = message["content"]
+        rest = content[len(so_far) :] if content.startswith(so_far) else content
+        return {**message, "content": rest}
 
     def _text_calls(self, events: list[StreamEvent]) -> tuple[str, list[ToolCallRequest]]:
         """The answer without tool-call markup, and the calls the markup held."""
@@ -292,11 +259,18 @@ class Assembler:
         """Events still held back, and the reply. `finish_reason` stays "" if none came and no call."""
         events: list[StreamEvent] = []
         self._emit(*self.think.flush(), events)
+        so_far = "".join(self.text)
+        if not self.think.thought and "</think>" in so_far and "<think>" not in so_far:
+            # The template opened the block in the prompt: only its end is in the reply. It has
+            # streamed as text already; the stored answer and the reasoning are put right.
+            thought, _, answer = so_far.partition("</think>")
+            self.reasoning.append(thought)
+            self.text = [answer.lstrip()]
         calls = self.calls.calls()
         text, parsed = self._text_calls(events)
         calls = calls or parsed
         for call in calls:
-            if not readable_arguments(call.arguments):
+            if not is_object(call.arguments):
                 # Said to the person, not only as a tool error the model may talk over.
                 name = call.name or "a tool"
                 events.append(Notice(f"The model's call to {name} could not be read — nothing was saved."))

@@ -115,3 +115,19 @@ def test_a_call_that_cannot_be_read_is_said_in_the_turn(home, server):
     r = _chat(home, server, case, "please remember this")
     assert r.returncode == 0, r.stderr
     assert "note: The model's call to memory could not be read — nothing was saved." in r.stderr
+
+
+def test_gemini_signature_is_stored_and_sent_back_in_a_resumed_session(home, server):
+    from tests.wire.gemini import CASES as GEMINI
+    from tests.wire.gemini import SIGNATURE
+
+    case = GEMINI[0]
+    replay(server, case)
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "gemini-resume"}
+    first = home.manage("chat", "--session", "gm", "-m", "remember", env=env)
+    assert first.returncode == 0 and FOLLOW_UP in first.stdout, first.stderr
+    second = home.manage("chat", "--session", "gm", "-m", "next", env=env)  # a new process, history from the database
+    assert second.returncode == 0 and FOLLOW_UP in second.stdout, second.stderr
+    resumed = server.chat_requests()[-1]["messages"]
+    calls = [tc for m in resumed if m["role"] == "assistant" and m.get("tool_calls") for tc in m["tool_calls"]]
+    assert calls[0]["extra_content"]["google"]["thought_signature"] == SIGNATURE

@@ -191,23 +191,3 @@ def test_an_html_page_names_the_url_it_came_from():
     events, _, _ = _turn(case)
     err = events[-1]
     assert isinstance(err, TurnError) and "/v1/chat/completions" in err.message and "HTTP 200" in err.message
-
-
-@pytest.mark.parametrize(
-    "pieces",
-    [
-        ['{"a": 1, ', '"b": [1, 2]}'],  # new pieces
-        ['{"a"', '{"a": 1, "b"', '{"a": 1, "b": [1, 2]}'],  # the whole arguments so far, each time
-        ['{"a": 1, ', '"b": [1, 2]}', '{"a": 1, "b": [1, 2]}'],  # pieces, then the whole again
-        ['{"a": 1, ', '"b": [1, 2]}', '{"a":1,"b":[1,2]}'],  # ... spaced differently
-        ['"{\\"a\\": 1, ', '\\"b\\": [1, 2]}"'],  # a JSON string holding the object
-    ],
-)
-def test_argument_streams_are_merged_by_what_their_pieces_are(pieces):
-    from agent.llm.assemble import ToolCallAccumulator
-
-    acc = ToolCallAccumulator()
-    acc.feed({"index": 0, "id": "c1", "function": {"name": "memory", "arguments": ""}})
-    for piece in pieces:
-        acc.feed({"index": 0, "function": {"arguments": piece}})
-    assert [json.loads(c.arguments) for c in acc.calls()] == [{"a": 1, "b": [1, 2]}]
