@@ -67,7 +67,7 @@ def content_parts(content: Any) -> tuple[str, str]:
 def delta_reasoning(delta: dict[str, Any]) -> str:
     # One server may send the same thought under two keys (OpenRouter: `reasoning` and
     # `reasoning_details`): take the first present, never the sum.
-    for key in ("reasoning_content", "reasoning"):
+    for key in ("reasoning_content", "reasoning", "thinking"):
         value = delta.get(key)
         if isinstance(value, str) and value:
             return value
@@ -82,6 +82,10 @@ def find_usage(obj: dict[str, Any]) -> Usage | None:
     if not isinstance(usage, dict):
         vendor = obj.get("x_groq")  # Groq puts usage in its own field
         usage = vendor.get("usage") if isinstance(vendor, dict) else None
+    if not isinstance(usage, dict):
+        choices = obj.get("choices")  # Moonshot (Kimi) puts it in the choice of the last chunk
+        first = choices[0] if isinstance(choices, list) and choices else None
+        usage = first.get("usage") if isinstance(first, dict) else None
     if not isinstance(usage, dict):
         return None
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -215,6 +219,8 @@ class Assembler:
             if isinstance(legacy, dict) and not delta.get("tool_calls"):
                 delta = {**delta, "tool_calls": [{"index": 0, "function": legacy}]}
             text, thought = content_parts(delta.get("content"))
+            if not text and isinstance(delta.get("refusal"), str):
+                text = delta["refusal"]  # a model's refusal is its answer
             thought = self._joined("reasoning", delta_reasoning(delta) + thought)
             text = self._joined("text", text)
             answer, inline = self.think.feed(text) if text else ("", "")

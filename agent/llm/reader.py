@@ -97,12 +97,11 @@ def _sse_payloads(lines: Iterator[str], where: str) -> Iterator[Payload]:
     for line in lines:
         if not line.strip():
             if data:
-                done, payload = _sse_event("\n".join(data), where)
+                done, payloads = _sse_event("\n".join(data), where)
                 data = []
+                yield from payloads
                 if done:
                     return
-                if payload is not None:
-                    yield payload
             continue
         if line.startswith("data:"):
             value = line[5:]
@@ -110,22 +109,29 @@ def _sse_payloads(lines: Iterator[str], where: str) -> Iterator[Payload]:
         elif line.lstrip().startswith("{") and not data:
             data.append(line)  # a JSON line without `data:` (some gateways): read it all the same
     if data:
-        done, payload = _sse_event("\n".join(data), where)
-        if payload is not None:
-            yield payload
+        yield from _sse_event("\n".join(data), where)[1]
 
 
-def _sse_event(data: str, where: str) -> tuple[bool, Payload | None]:
+def _sse_event(data: str, where: str) -> tuple[bool, list[Payload]]:
     text = data.strip()
     if text.startswith("[DONE]"):
-        return True, None
+        return True, []
     if not text.startswith(("{", "[")):
-        return False, None  # a keep-alive such as `data: ping`
-    obj = json.loads(text)
-    if not isinstance(obj, dict):
-        return False, None
-    raise_reported_error(obj, where)
-    return False, Payload(obj, whole=_is_whole(obj))
+        return False, []  # a keep-alive such as `data: ping`
+    try:
+        objs = [json.loads(text)]
+    except json.JSONDecodeError:
+        # Events without the blank line between them (some servers): one JSON object per line.
+        parts = [line for line in text.split("\n") if line.strip()]
+        if len(parts) < 2:
+            raise
+        objs = [json.loads(part) for part in parts if not part.strip().startswith("[DONE]")]
+    out = []
+    for obj in objs:
+        if isinstance(obj, dict):
+            raise_reported_error(obj, where)
+            out.append(Payload(obj, whole=_is_whole(obj)))
+    return "[DONE]" in text.split("\n")[-1], out
 
 
 def _json_payloads(lines: Iterator[str], where: str) -> Iterator[Payload]:
@@ -134,8 +140,18 @@ def _json_payloads(lines: Iterator[str], where: str) -> Iterator[Payload]:
     try:
         values = [json.loads("\n".join(text_lines))]
     except json.JSONDecodeError:
-        values = [json.loads(line) for line in text_lines if line.strip()]
+        try:
+            values = [json.loads(line) for line in text_lines if line.strip()]
+        except json.JSONDecodeError:
+            began = " ".join(" ".join(text_lines)[:80].split())
+            raise LLMError(
+                f"The model server at {where} sent a reply that is not a valid chat completion (it began “{began}”)."
+            ) from None
     for obj in values:
+        if isinstance(obj, list):  # Google sends its errors as a list of error objects
+            for item in obj:
+                if isinstance(item, dict):
+                    raise_reported_error(item, where)
         if not isinstance(obj, dict):
             raise LLMError(f"The model server at {where} sent a reply that is not a valid chat completion.")
         raise_reported_error(obj, where)
@@ -156,6 +172,8 @@ def _is_whole(obj: dict[str, Any]) -> bool:
 def raise_reported_error(obj: dict[str, Any], where: str) -> None:
     """An error object sent with HTTP 200 (OpenRouter, vLLM mid-stream): the turn ends with its text."""
     error = obj.get("error")
+    if not error and obj.get("object") == "error":
+        error = obj  # vLLM's error object, sent inside a 200 stream
     if not error:
         return
     detail = " ".join(readable_detail(error).split())[:300].rstrip(" .")

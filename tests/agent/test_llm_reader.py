@@ -96,3 +96,25 @@ def test_an_html_error_page_says_what_it_is():
 
 def test_an_empty_reply_has_no_payloads():
     assert _data(_Response("\n\n", "text/event-stream")) == []
+
+
+def test_plain_text_is_quoted_and_an_error_list_is_read():
+    with pytest.raises(LLMError, match="not a valid chat completion \\(it began “Internal Server Error”\\)"):
+        _data(_Response("Internal Server Error\n", "text/plain"))
+    with pytest.raises(LLMError, match="reported an error while answering: quota exhausted"):
+        _data(_Response('[{"error": {"code": 429, "message": "quota exhausted"}}]', "application/json"))
+
+
+def test_events_without_blank_lines_between_them_are_each_read():
+    text = "".join("data: " + json.dumps(_chunk(t)) + "\n" for t in "abc") + "data: [DONE]\n"
+    assert [d["choices"][0]["delta"]["content"] for d in _data(_Response(text, "text/event-stream"))] == list("abc")
+
+
+def test_vllms_error_object_inside_a_stream_is_the_error():
+    text = (
+        "data: "
+        + json.dumps(_chunk("a"))
+        + '\n\ndata: {"object": "error", "message": "Prompt too long.", "code": 400}\n\n'
+    )
+    with pytest.raises(LLMError, match="reported an error while answering: Prompt too long.$"):
+        _data(_Response(text, "text/event-stream"))
