@@ -2,9 +2,10 @@
 
 This package is the only code that imports `openai`, and it imports no Django. It turns the
 wire protocol of real servers (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter,
-DeepSeek, Mistral, LiteLLM, Groq — each with its own dialect, see tests/wire/) into a few plain
-types (`TextChunk`, `ReasoningChunk`, `Notice`, `ModelReply`), and every failure into
-`LLMError`, whose message is written for the person at the keyboard, never a traceback.
+DeepSeek, Mistral, LiteLLM, Groq, Gemini, SGLang, gateways and proxies — each with its own
+dialect, see tests/wire/) into a few plain types (`TextChunk`, `ReasoningChunk`, `Notice`,
+`ModelReply`), and every failure into `LLMError`, whose message is written for the person at
+the keyboard, never a traceback.
 """
 
 from __future__ import annotations

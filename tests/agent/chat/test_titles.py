@@ -52,6 +52,22 @@ def test_no_messages_or_an_empty_answer_is_said_plainly(llm):
         titles.suggest_title(session)
 
 
+def test_a_title_answered_as_server_sent_events_or_an_html_page(llm):
+    # Some servers answer a plain request with an SSE stream (KAITO), some proxies with a sign-in page.
+    from tests.fakellm import Raw
+    from tests.wire import chunk, sse
+
+    session = chat_service.create_session()
+    Message.objects.create(session=session, role="user", content="how do I ship to staging?")
+    llm.push(
+        Reply(raw=sse(chunk({"role": "assistant", "content": "Shipping "}), chunk({"content": "to staging"}, "stop")))
+    )
+    assert titles.suggest_title(session) == "Shipping to staging"
+    llm.push(Reply(raw=Raw(body="<html><title>Sign in</title></html>", headers={"Content-Type": "text/html"})))
+    with pytest.raises(LLMError, match="HTML page"):
+        titles.suggest_title(session)
+
+
 # -- the automatic title after a chat's first exchange (chat.auto_title) --------------------------
 
 AUTO_TITLE = "model:\n  max_retries: 0\nchat:\n  auto_title: true\n"
