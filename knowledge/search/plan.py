@@ -1,5 +1,5 @@
-"""Planning a search: which FTS5 index a query goes to, and the SQL pieces for its terms and
-filters (used by knowledge/search/__init__.py, which runs them).
+"""Planning a search on SQLite: which FTS5 index a query goes to, and the SQL pieces for its
+terms and filters (run by knowledge/search/sqlite.py).
 
 Queries with Chinese, Japanese, Korean, Thai… characters go to the trigram index (substring
 matching, 3+ characters through MATCH, shorter terms by a scan of the small trigram table);
@@ -8,69 +8,18 @@ everything else to the word index, ranked by bm25.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.db import connection
-from django.utils import timezone
-
-from knowledge.models import ChatSession, Message
+from knowledge.search.filters import Filters, filter_sql
 from knowledge.search.sanitize import Term, quote_term
+from knowledge.search.schema import FTS, MESSAGES, SESSIONS, TRIGRAM
 from knowledge.search.snippets import ELLIPSIS, query_stems
 
-# Table names come from the models; the two indexes are created by knowledge 0003_search_index.
-MESSAGES = Message._meta.db_table
-SESSIONS = ChatSession._meta.db_table
-FTS_TABLE = f"{MESSAGES}_fts"
-TRIGRAM_TABLE = f"{MESSAGES}_trigram"
+FTS_TABLE = FTS
+TRIGRAM_TABLE = TRIGRAM
 SNIPPET_TOKENS = 16
 _TRIGRAM_MIN = 3  # the trigram tokenizer cannot match anything shorter
-
-
-@dataclass
-class Filters:
-    date_from: date | datetime | None = None
-    date_to: date | datetime | None = None
-    roles: Sequence[str] | None = None
-    sources: Sequence[str] | None = None
-    exclude_session_id: str | None = None
-    session_id: str | None = None
-
-
-def _bound(value: date | datetime, *, end: bool) -> str:
-    """A stored-format timestamp; a plain date means the whole day (local time)."""
-    if not isinstance(value, datetime):
-        value = datetime.combine(value + timedelta(days=1) if end else value, time.min)
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value)
-    return str(connection.ops.adapt_datetimefield_value(value))
-
-
-def filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
-    where: list[str] = []
-    params: list[Any] = []
-    if f.date_from is not None:
-        where.append("m.created_at >= %s")
-        params.append(_bound(f.date_from, end=False))
-    if f.date_to is not None:
-        # A datetime bound is inclusive; a date bound covers that whole day.
-        where.append("m.created_at <= %s" if isinstance(f.date_to, datetime) else "m.created_at < %s")
-        params.append(_bound(f.date_to, end=True))
-    if f.roles:
-        where.append(f"m.role IN ({', '.join(['%s'] * len(f.roles))})")
-        params.extend(f.roles)
-    if f.sources:
-        where.append(f"s.source IN ({', '.join(['%s'] * len(f.sources))})")
-        params.extend(f.sources)
-    if f.exclude_session_id:
-        where.append("m.session_id <> %s")
-        params.append(f.exclude_session_id)
-    if f.session_id:
-        where.append("m.session_id = %s")
-        params.append(f.session_id)
-    return where, params
 
 
 @dataclass
@@ -120,7 +69,7 @@ def _snippet_sql(table: str) -> str:
 
 def plan_query(terms: list[Term], filters: Filters) -> Plan:
     where, params = filter_sql(filters)
-    needs_session = bool(filters.sources)
+    needs_session = filters.needs_session
     if not any(t.unsegmented for t in terms):
         words = " ".join(quote_term(t.text) for t in terms)
         return Plan(

@@ -1,5 +1,5 @@
-"""Full-text search on PostgreSQL: the same results as the FTS5 path (knowledge/search/__init__.py),
-from the index of knowledge 0011_postgres_search_table_issue18.
+"""Full-text search on PostgreSQL: the same results as the FTS5 backend (knowledge/search/sqlite.py),
+from the index described in knowledge/search/schema.py.
 
 Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
 no stop words, accents folded), one per literal term from the same sanitiser (knowledge/search/sanitize.py),
@@ -9,7 +9,7 @@ filters apply to it as to a message; only the page's rows are then read from `kn
 Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
 ranked the same in the tests). A one-word query with more hits than the count cap is ranked
 through the word's top list (knowledge/search/top.py), which also proves its count past the cap
-without reading a heap page per hit (knowledge 0015). Queries with Chinese,
+without reading a heap page per hit. Queries with Chinese,
 Japanese, Korean… characters are substring matches on `search_text`, served by a pg_trgm GIN
 index, newest first, as the FTS5 trigram path. Snippets are cut in Python from the
 page's content (knowledge/search/snippets.py), with `ts_headline` as the fallback for hits in tool
@@ -24,10 +24,11 @@ from typing import Any
 from django.db import connection
 
 from knowledge.search import results as search_results
+from knowledge.search import schema
 from knowledge.search import top as search_top
 from knowledge.search import top_postgres as search_top_pg
-from knowledge.search.plan import Filters, filter_sql
-from knowledge.search.results import MessageHit, SearchPage, first_per_session
+from knowledge.search.filters import Filters, filter_sql
+from knowledge.search.results import MessageHit, RebuildCounts, SearchPage, first_per_session
 from knowledge.search.sanitize import Term
 from knowledge.search.snippets import (
     ELLIPSIS,
@@ -84,7 +85,7 @@ def _like(term: str) -> str:
 
 def plan(terms: list[Term], filters: Filters) -> PgPlan:
     where, params = filter_sql(filters)
-    needs_session = bool(filters.sources)
+    needs_session = filters.needs_session
     if any(t.unsegmented for t in terms):
         subs = ["m.search_text LIKE %s" for _ in terms]
         return PgPlan(
@@ -135,7 +136,7 @@ def _one_word(p: PgPlan, terms: list[Term]) -> bool:
 
 def _word_count(cur: Any, terms: list[Term]) -> int:
     """The capped count of a one-word query's hits without filters: past the cap when the word's
-    top list proves it (knowledge 0015), as counting would — counting reads a heap page per hit."""
+    top list proves it, as counting would — counting reads a heap page per hit."""
     if search_top_pg.hits_at_least(cur, terms[0].text) > search_results.COUNT_CAP:
         return search_results.COUNT_CAP + 1
     return _count(cur, plan(terms, Filters()))
@@ -145,7 +146,7 @@ def _list_ids(cur: Any, terms: list[Term], need: int | None, total: int) -> list
     """A common word's best hits (`total`: its capped count) from its top list, or None."""
     if total <= search_results.COUNT_CAP:
         return None
-    return search_top.ranked(cur, terms[0].text, terms[0].text, need) or None
+    return search_top.ranked(cur, search_top_pg, terms[0].text, terms[0].text, need) or None
 
 
 def _listed(cur: Any, p: PgPlan, terms: list[Term], filters: Filters) -> list[tuple[int, str]] | None:
@@ -227,3 +228,34 @@ def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[l
         cur.execute("SELECT id, content FROM knowledge_message WHERE id = ANY(%s)", [[mid for _, mid in best]])
         snippets = snippets_for(cur, p, dict(cur.fetchall()))
     return best, snippets
+
+
+def matching_ids_sql(terms: list[Term]) -> tuple[str, list[Any]]:
+    p = plan(terms, Filters())
+    return f"SELECT m.id FROM {p.from_sql} WHERE {p.where}", p.all_params
+
+
+def rebuild(cur: Any, *, optimize: bool = False) -> RebuildCounts:
+    """`optimize` is FTS5's segment merge: PostgreSQL's indexes are built whole here anyway."""
+    count = schema.rebuild_postgres(cur)
+    return RebuildCounts(count, search_top.rebuild_lists(cur, search_top_pg))
+
+
+class PostgresSearch:
+    """The PostgreSQL backend (knowledge/search/backends.py)."""
+
+    top: search_top.TopLists = search_top_pg
+
+    def search_messages(self, query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
+        return search_messages(query, terms, filters, limit, offset)
+
+    def best_per_session(
+        self, terms: list[Term], filters: Filters, limit: int
+    ) -> tuple[list[tuple[str, int]], dict[int, str]]:
+        return best_per_session(terms, filters, limit)
+
+    def matching_ids_sql(self, terms: list[Term]) -> tuple[str, list[Any]]:
+        return matching_ids_sql(terms)
+
+    def rebuild(self, cur: Any, *, optimize: bool = False) -> RebuildCounts:
+        return rebuild(cur, optimize=optimize)

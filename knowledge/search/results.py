@@ -4,11 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
 SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
 RankedHit = tuple[int, tuple[float, int]]  # a message id and its sort key (lower ranks first)
+
+
+def to_datetime(value: Any) -> datetime | None:
+    """A timestamp as a raw query returns it (a string on SQLite), aware."""
+    if value is None:
+        return None
+    dt = value if isinstance(value, datetime) else parse_datetime(str(value))
+    if dt is not None and timezone.is_naive(dt):
+        dt = timezone.make_aware(dt, UTC)
+    return dt
 
 
 @dataclass
@@ -85,3 +99,13 @@ def first_per_session(hits: Iterable[tuple[int, str]], limit: int) -> list[tuple
             if len(best) == limit:
                 break
     return best
+
+
+@dataclass
+class RebuildCounts:
+    """What `rebuild_search_index` did: messages indexed, top lists made, and (SQLite) how many
+    messages the trigram index holds."""
+
+    messages: int
+    lists: int
+    trigram: int | None = None
