@@ -29,7 +29,7 @@ from knowledge.search.results import (
     SessionHit,
     SessionSummary,
 )
-from knowledge.search.sanitize import parse_terms
+from knowledge.search.sanitize import parse_groups, parse_terms
 
 __all__ = [
     "ContextMessage",
@@ -67,7 +67,7 @@ def search_messages(
     if not terms:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    return backend().search_messages(query, terms, filters, max(1, limit), max(0, offset))
+    return backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), parse_groups(query))
 
 
 def search_sessions(
@@ -87,7 +87,7 @@ def search_sessions(
     if not terms:
         return []
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    best, snippets = backend().best_per_session(terms, filters, max(1, limit))
+    best, snippets = backend().best_per_session(terms, filters, max(1, limit), parse_groups(query))
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
     hits: list[SessionHit] = []
     for sid, mid in best:
@@ -152,7 +152,7 @@ def matching_ids_sql(query: str) -> tuple[str, list[Any]] | None:
     """SQL selecting the ids of the messages the full-text index matches for `query` (to filter
     a queryset, e.g. the admin's message search), or None when it has nothing to search for."""
     terms = parse_terms(query or "")
-    return backend().matching_ids_sql(terms) if terms else None
+    return backend().matching_ids_sql(terms, parse_groups(query)) if terms else None
 
 
 def rebuild_index(cursor: Any, *, optimize: bool = False) -> RebuildCounts:

@@ -29,17 +29,25 @@ class SearchBackend(Protocol):
         """The SQL of the common words' top lists (their policy: knowledge/search/top.py)."""
         ...
 
-    def search_messages(self, query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
+    def search_messages(
+        self,
+        query: str,
+        terms: list[Term],
+        filters: Filters,
+        limit: int,
+        offset: int,
+        groups: list[list[Term]] | None = None,
+    ) -> SearchPage:
         """One page of matching messages, best first, with a count capped at COUNT_CAP + 1."""
         ...
 
     def best_per_session(
-        self, terms: list[Term], filters: Filters, limit: int
+        self, terms: list[Term], filters: Filters, limit: int, groups: list[list[Term]] | None = None
     ) -> tuple[list[tuple[str, int]], dict[int, str]]:
         """(session id, best message id) of the `limit` best sessions, and those messages' snippets."""
         ...
 
-    def matching_ids_sql(self, terms: list[Term]) -> tuple[str, list[Any]]:
+    def matching_ids_sql(self, terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
         """SQL selecting the ids of every matching message, and its parameters."""
         ...
 

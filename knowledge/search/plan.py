@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowledge.search.filters import Filters, filter_sql
-from knowledge.search.sanitize import Term, quote_term
+from knowledge.search.sanitize import Term, match_expression, quote_term
 from knowledge.search.schema import FTS, MESSAGES, SESSIONS, TRIGRAM
 from knowledge.search.snippets import ELLIPSIS, query_stems
 
@@ -67,15 +67,47 @@ def _snippet_sql(table: str) -> str:
     return f"snippet({table}, -1, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS})"
 
 
-def plan_query(terms: list[Term], filters: Filters) -> Plan:
+def _short_condition(term: str) -> tuple[str, list[Any]]:
+    cond = (
+        f"(instr(lower({TRIGRAM_TABLE}.content), lower(%s)) > 0"
+        f" OR instr(lower(coalesce({TRIGRAM_TABLE}.tool_args, '')), lower(%s)) > 0)"
+    )
+    return cond, [term, term]
+
+
+def _any_of_scanned(groups: list[list[Term]]) -> tuple[str, list[Any]]:
+    """Alternatives with a term too short for a trigram: every term by a scan of the trigram table."""
+    ors: list[str] = []
+    params: list[Any] = []
+    for group in groups:
+        conds = [_short_condition(t.text) for t in group]
+        ors.append("(" + " AND ".join(c for c, _ in conds) + ")")
+        params += [p for _, ps in conds for p in ps]
+    return "(" + " OR ".join(ors) + ")", params
+
+
+def plan_query(terms: list[Term], filters: Filters, groups: list[list[Term]] | None = None) -> Plan:
+    """`groups`: the alternatives of an OR query (terms is then all of their terms)."""
     where, params = filter_sql(filters)
     needs_session = filters.needs_session
+    alternatives = groups if groups and len(groups) > 1 else None
     if not any(t.unsegmented for t in terms):
-        words = " ".join(quote_term(t.text) for t in terms)
+        words = match_expression(alternatives or [terms])
         return Plan(
             FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params, needs_session,
             _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms),
         )  # fmt: skip
+    if alternatives:
+        if all(len(t.text) >= _TRIGRAM_MIN for t in terms):
+            either = match_expression(alternatives)
+            return Plan(
+                TRIGRAM_TABLE, [f"{TRIGRAM_TABLE} MATCH %s"], [either], where, params, needs_session,
+                _snippet_sql(TRIGRAM_TABLE), [], either,
+            )  # fmt: skip
+        cond, cond_params = _any_of_scanned(alternatives)
+        return Plan(
+            TRIGRAM_TABLE, [cond], cond_params, where, params, needs_session, None, [t.text for t in terms], None
+        )
     # Trigram index: terms of 3+ characters through MATCH (substring), shorter ones by a
     # scan of the trigram table, which holds only the messages with non-ASCII text.
     long_terms = [t.text for t in terms if len(t.text) >= _TRIGRAM_MIN]
@@ -87,11 +119,9 @@ def plan_query(terms: list[Term], filters: Filters) -> Plan:
         pre.append(f"{TRIGRAM_TABLE} MATCH %s")
         pre_params.append(match)
     for term in short_terms:
-        pre.append(
-            f"(instr(lower({TRIGRAM_TABLE}.content), lower(%s)) > 0"
-            f" OR instr(lower(coalesce({TRIGRAM_TABLE}.tool_args, '')), lower(%s)) > 0)"
-        )
-        pre_params.extend([term, term])
+        cond, cond_params = _short_condition(term)
+        pre.append(cond)
+        pre_params.extend(cond_params)
     return Plan(
         TRIGRAM_TABLE, pre, pre_params, where, params, needs_session,
         _snippet_sql(TRIGRAM_TABLE) if match else None,

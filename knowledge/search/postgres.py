@@ -83,19 +83,28 @@ def _like(term: str) -> str:
     return f"%{escaped}%"
 
 
-def plan(terms: list[Term], filters: Filters) -> PgPlan:
+def _any_of(groups: list[list[Term]], one: str) -> str:
+    """SQL of alternatives (OR) of terms that must all match (AND), `one` the SQL of a term."""
+    ands = [" && ".join(one for _ in g) if one == TSQUERY else " AND ".join(one for _ in g) for g in groups]
+    joiner = " || " if one == TSQUERY else " OR "
+    return ands[0] if len(ands) == 1 else joiner.join(f"({a})" for a in ands)
+
+
+def plan(terms: list[Term], filters: Filters, groups: list[list[Term]] | None = None) -> PgPlan:
+    """`groups`: the alternatives of an OR query (terms is then all of their terms)."""
     where, params = filter_sql(filters)
     needs_session = filters.needs_session
+    groups = groups if groups and len(groups) > 1 else [terms]
+    ordered = [t for g in groups for t in g]  # the parameters, in the order of the SQL
     if any(t.unsegmented for t in terms):
-        subs = ["m.search_text LIKE %s" for _ in terms]
+        subs = [f"({_any_of(groups, 'm.search_text LIKE %s')})"]
         return PgPlan(
-            "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in terms] + params, None, None, [],
+            "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in ordered] + params, None, None, [],
             needs_session, [t.text for t in terms], frozenset(),
         )  # fmt: skip
-    tsquery = " && ".join(TSQUERY for _ in terms)
     return PgPlan(
         "knowledge_message_search", " AND ".join(["m.search_vector @@ tsq.q", *where]), params,
-        rank("m.search_vector", "tsq.q"), tsquery, [t.text for t in terms], needs_session, [],
+        rank("m.search_vector", "tsq.q"), _any_of(groups, TSQUERY), [t.text for t in ordered], needs_session, [],
         query_stems(t.text for t in terms),
     )  # fmt: skip
 
@@ -187,8 +196,10 @@ def _page(
     return [mid for (mid,) in cur.fetchall()]
 
 
-def search_messages(query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
-    p = plan(terms, filters)
+def search_messages(
+    query: str, terms: list[Term], filters: Filters, limit: int, offset: int, groups: list[list[Term]] | None = None
+) -> SearchPage:
+    p = plan(terms, filters, groups)
     with connection.cursor() as cur:
         filtered = bool(filter_sql(filters)[0])
         total = _word_count(cur, terms) if _one_word(p, terms) and not filtered else _count(cur, p)
@@ -211,9 +222,11 @@ def search_messages(query: str, terms: list[Term], filters: Filters, limit: int,
     return SearchPage.capped(query, results, total)
 
 
-def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
+def best_per_session(
+    terms: list[Term], filters: Filters, limit: int, groups: list[list[Term]] | None = None
+) -> tuple[list[tuple[str, int]], dict[int, str]]:
     """(session id, best message id) for the `limit` best sessions, and those messages' snippets."""
-    p = plan(terms, filters)
+    p = plan(terms, filters, groups)
     with connection.cursor() as cur:
         listed = _listed(cur, p, terms, filters)
         best = first_per_session(listed or [], limit)
@@ -230,8 +243,8 @@ def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[l
     return best, snippets
 
 
-def matching_ids_sql(terms: list[Term]) -> tuple[str, list[Any]]:
-    p = plan(terms, Filters())
+def matching_ids_sql(terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+    p = plan(terms, Filters(), groups)
     return f"SELECT m.id FROM {p.from_sql} WHERE {p.where}", p.all_params
 
 
@@ -246,16 +259,24 @@ class PostgresSearch:
 
     top: search_top.TopLists = search_top_pg
 
-    def search_messages(self, query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
-        return search_messages(query, terms, filters, limit, offset)
+    def search_messages(
+        self,
+        query: str,
+        terms: list[Term],
+        filters: Filters,
+        limit: int,
+        offset: int,
+        groups: list[list[Term]] | None = None,
+    ) -> SearchPage:
+        return search_messages(query, terms, filters, limit, offset, groups)
 
     def best_per_session(
-        self, terms: list[Term], filters: Filters, limit: int
+        self, terms: list[Term], filters: Filters, limit: int, groups: list[list[Term]] | None = None
     ) -> tuple[list[tuple[str, int]], dict[int, str]]:
-        return best_per_session(terms, filters, limit)
+        return best_per_session(terms, filters, limit, groups)
 
-    def matching_ids_sql(self, terms: list[Term]) -> tuple[str, list[Any]]:
-        return matching_ids_sql(terms)
+    def matching_ids_sql(self, terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+        return matching_ids_sql(terms, groups)
 
     def rebuild(self, cur: Any, *, optimize: bool = False) -> RebuildCounts:
         return rebuild(cur, optimize=optimize)

@@ -139,9 +139,11 @@ def _fts_snippets(cur: Any, plan: Plan, ids: list[int]) -> dict[int, str]:
     return {rowid: snip for rowid, snip in cur.fetchall() if snip}
 
 
-def search_messages(query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
+def search_messages(
+    query: str, terms: list[Term], filters: Filters, limit: int, offset: int, groups: list[list[Term]] | None = None
+) -> SearchPage:
     """One page of matching messages, best first (exact bm25), with a capped total count."""
-    plan = plan_query(terms, filters)
+    plan = plan_query(terms, filters, groups)
     rows: dict[int, tuple[Any, ...]] = {}
     ids: list[int] = []
     snippets: dict[int, str] = {}
@@ -207,8 +209,8 @@ def _snippets_for(cur: Any, plan: Plan, message_ids: list[int]) -> dict[int, str
     return found
 
 
-def matching_ids_sql(terms: list[Term]) -> tuple[str, list[Any]]:
-    plan = plan_query(terms, Filters())
+def matching_ids_sql(terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+    plan = plan_query(terms, Filters(), groups)
     return f"SELECT {plan.table}.rowid FROM {plan.table} WHERE {' AND '.join(plan.index_where)}", plan.index_params
 
 
@@ -223,16 +225,24 @@ class SqliteSearch:
 
     top: search_top.TopLists = top_sqlite
 
-    def search_messages(self, query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
-        return search_messages(query, terms, filters, limit, offset)
+    def search_messages(
+        self,
+        query: str,
+        terms: list[Term],
+        filters: Filters,
+        limit: int,
+        offset: int,
+        groups: list[list[Term]] | None = None,
+    ) -> SearchPage:
+        return search_messages(query, terms, filters, limit, offset, groups)
 
     def best_per_session(
-        self, terms: list[Term], filters: Filters, limit: int
+        self, terms: list[Term], filters: Filters, limit: int, groups: list[list[Term]] | None = None
     ) -> tuple[list[tuple[str, int]], dict[int, str]]:
-        return _best_per_session(plan_query(terms, filters), terms, limit)
+        return _best_per_session(plan_query(terms, filters, groups), terms, limit)
 
-    def matching_ids_sql(self, terms: list[Term]) -> tuple[str, list[Any]]:
-        return matching_ids_sql(terms)
+    def matching_ids_sql(self, terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+        return matching_ids_sql(terms, groups)
 
     def rebuild(self, cur: Any, *, optimize: bool = False) -> RebuildCounts:
         return rebuild(cur, optimize=optimize)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from html import escape
 
 import pytest
 from django.utils import timezone
@@ -137,3 +138,23 @@ def test_hostile_content_renders_inert(auth_client) -> None:
 def test_search_requires_login(client, db) -> None:
     resp = client.get("/search/", {"q": "x"})
     assert resp.status_code == 302 and resp["Location"].startswith("/login")
+
+
+@pytest.mark.parametrize(
+    ("query", "hint"),
+    [
+        ("Deb*", "A * is not a wildcard here"),
+        ("-nginx", "A leading - does not leave a word out here"),
+        ("kafka AND zookeeper", "AND adds nothing"),
+        ("zzqx", 'a "quoted phrase"'),
+    ],
+)
+def test_a_query_that_finds_nothing_gets_a_syntax_hint(auth_client, query: str, hint: str) -> None:
+    html = auth_client.get("/search/", {"q": query}).content.decode()
+    assert "No messages match" in html and 'id="search-hint"' in html and escape(hint) in html
+
+
+def test_a_query_that_finds_something_gets_no_hint(auth_client) -> None:
+    Message.objects.create(session=ChatSession.objects.create(), role="user", content="kafka broker")
+    html = auth_client.get("/search/", {"q": "kafka OR zookeeper"}).content.decode()
+    assert "1</strong> matching message" in html and "search-hint" not in html

@@ -1,0 +1,57 @@
+"""Search syntax as Hermes' users and models type it, with the same results on both databases:
+`A OR B` finds either (in Latin and Chinese text), and `%` in Chinese text is matched literally."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.models import ChatSession, Message
+from knowledge.search import matching_ids_sql, search_messages, search_sessions
+
+pytestmark = pytest.mark.django_db
+
+
+def _msg(session: ChatSession, content: str) -> Message:
+    return Message.objects.create(session=session, role="user", content=content)
+
+
+def _ids(query: str) -> set[int]:
+    return {hit.message_id for hit in search_messages(query).results}
+
+
+def test_or_finds_either_word() -> None:
+    s = ChatSession.objects.create()
+    kafka, rabbit = _msg(s, "kafka consumer lag"), _msg(s, "rabbitmq queue depth")
+    _msg(s, "nothing relevant here")
+    assert _ids("kafka OR rabbitmq") == {kafka.id, rabbit.id}
+    assert search_messages("kafka OR rabbitmq").total == 2
+    assert _ids("kafka lag OR rabbitmq missing") == {kafka.id}  # each side's words all match
+    assert _ids("kafka or rabbitmq") == set()  # lower-case "or" is a word, as in FTS5
+    assert {h.message_id for h in search_sessions("kafka OR rabbitmq", limit=5)} <= {kafka.id, rabbit.id}
+
+
+def test_or_finds_either_chinese_word() -> None:
+    s = ChatSession.objects.create()
+    deploy, income = _msg(s, "服务器部署失败了"), _msg(s, "今年的收入增长了")
+    _msg(s, "完全无关的句子")
+    assert _ids("部署失败 OR 收入增长") == {deploy.id, income.id}  # trigram-long terms
+    assert _ids("部署 OR 收入") == {deploy.id, income.id}  # two-character terms: the substring scan
+    assert _ids("部署 OR 天气") == {deploy.id}
+
+
+def test_or_in_the_admins_message_filter() -> None:
+    s = ChatSession.objects.create()
+    a, b = _msg(s, "alpha release"), _msg(s, "beta release")
+    sql, params = matching_ids_sql("alpha OR beta") or ("", [])
+    assert set(Message.objects.extra(where=[f"id IN ({sql})"], params=params).values_list("id", flat=True)) == {
+        a.id,
+        b.id,
+    }
+
+
+def test_percent_in_chinese_text_is_matched_literally() -> None:
+    s = ChatSession.objects.create()
+    exact = _msg(s, "收入增长100%的目标")
+    _msg(s, "收入增长100的目标")
+    assert _ids("100%的") == {exact.id}
+    assert _ids("增长100%的目标") == {exact.id}
