@@ -19,6 +19,9 @@ from knowledge.search.snippets import ELLIPSIS, query_stems
 FTS_TABLE = FTS
 TRIGRAM_TABLE = TRIGRAM
 SNIPPET_TOKENS = 16
+# A word of the message (its text, tool name or tool calls) starts with a prefix term (GLOB
+# pattern `*[^a-z0-9]start*`): the exact check behind FTS5's stemmed prefix query.
+PREFIX_CHECK = "lower(' ' || m.content || ' ' || m.tool_name || ' ' || coalesce(m.tool_calls, '')) GLOB %s"
 _TRIGRAM_MIN = 3  # the trigram tokenizer cannot match anything shorter
 
 
@@ -93,9 +96,13 @@ def plan_query(terms: list[Term], filters: Filters, groups: list[list[Term]] | N
     alternatives = groups if groups and len(groups) > 1 else None
     if not any(t.unsegmented for t in terms):
         words = match_expression(alternatives or [terms])
+        if not alternatives:  # with OR, a prefix's check would bind the other alternatives too
+            for start in filter(None, (t.prefix_filter for t in terms)):
+                where.append(PREFIX_CHECK)
+                params.append(f"*[^a-z0-9]{start}*")
         return Plan(
             FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params, needs_session,
-            _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms),
+            _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms if not t.prefix),
         )  # fmt: skip
     if alternatives:
         if all(len(t.text) >= _TRIGRAM_MIN for t in terms):

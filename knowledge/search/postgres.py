@@ -18,6 +18,7 @@ names or arguments.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,36 @@ def _like(term: str) -> str:
     return f"%{escaped}%"
 
 
+# A word of the message (its text, tool calls or tool name) starts with a prefix term: the exact
+# check behind the stemmed prefix tsquery (as on SQLite: knowledge/search/plan.py).
+PREFIX_CHECK = (
+    "EXISTS (SELECT 1 FROM knowledge_message x WHERE x.id = m.id"
+    " AND (x.search_text || ' ' || lower(x.tool_name) || ' ' || lower(coalesce(x.tool_calls::text, ''))) ~ %s)"
+)
+# A prefix term as tsquery text: its words quoted (letters and digits only, so nothing typed is
+# syntax), the last one a prefix, and — as on SQLite — also one letter shorter.
+PREFIX_TSQUERY = f"to_tsquery('{CONFIG}', %s)"
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _tsquery(groups: list[list[Term]]) -> str:
+    ands = [" && ".join(PREFIX_TSQUERY if t.prefix else TSQUERY for t in g) for g in groups]
+    return ands[0] if len(ands) == 1 else " || ".join(f"({a})" for a in ands)
+
+
+def _tsquery_text(term: Term) -> str:
+    """The parameter of a term's tsquery: its text, or for a prefix the to_tsquery text."""
+    if not term.prefix:
+        return term.text
+    words = _WORDS.findall(term.text) or ["_"]
+    head = "".join(f"'{w}' <-> " for w in words[:-1])
+    last = words[-1]
+    alternatives = [f"{head}'{last}':*"] + (
+        [f"{head}'{last[:-1]}':*"] if len(term.text) >= 4 and term.text.isalnum() else []
+    )
+    return " | ".join(f"({a})" for a in alternatives)
+
+
 def _any_of(groups: list[list[Term]], one: str) -> str:
     """SQL of alternatives (OR) of terms that must all match (AND), `one` the SQL of a term."""
     ands = [" && ".join(one for _ in g) if one == TSQUERY else " AND ".join(one for _ in g) for g in groups]
@@ -102,10 +133,14 @@ def plan(terms: list[Term], filters: Filters, groups: list[list[Term]] | None = 
             "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in ordered] + params, None, None, [],
             needs_session, [t.text for t in terms], frozenset(),
         )  # fmt: skip
+    if len(groups) == 1:  # with OR, a prefix's check would bind the other alternatives too
+        for start in filter(None, (t.prefix_filter for t in terms)):
+            where.append(PREFIX_CHECK)
+            params.append("(^|[^a-z0-9])" + re.sub(r"([^a-z0-9])", r"\\\1", start))
     return PgPlan(
         "knowledge_message_search", " AND ".join(["m.search_vector @@ tsq.q", *where]), params,
-        rank("m.search_vector", "tsq.q"), _any_of(groups, TSQUERY), [t.text for t in ordered], needs_session, [],
-        query_stems(t.text for t in terms),
+        rank("m.search_vector", "tsq.q"), _tsquery(groups), [_tsquery_text(t) for t in ordered], needs_session, [],
+        query_stems(t.text for t in terms if not t.prefix),
     )  # fmt: skip
 
 
@@ -140,7 +175,7 @@ def _count(cur: Any, p: PgPlan) -> int:
 
 def _one_word(p: PgPlan, terms: list[Term]) -> bool:
     """A query a top list can rank (knowledge/search/top.py): one ranked word or phrase."""
-    return p.rank is not None and len(terms) == 1
+    return p.rank is not None and len(terms) == 1 and not terms[0].prefix
 
 
 def _word_count(cur: Any, terms: list[Term]) -> int:

@@ -66,7 +66,7 @@ def _listed(
     from its top list: every other hit ranks below all of them. `need`: the page's hits, or None
     for as many as the list can tell. `word_hits`: the unfiltered capped count, when the caller
     has it. None when no list applies."""
-    if plan.table != FTS_TABLE or len(terms) != 1 or plan.match is None:
+    if plan.table != FTS_TABLE or len(terms) != 1 or terms[0].prefix or plan.match is None:
         return None
     if word_hits is None:
         word_hits = _count(cur, plan, filtered=False)

@@ -25,7 +25,9 @@ from knowledge.search.sanitize import MAX_QUERY_CHARS, parse_terms, sanitize_que
         ("OR docker OR", '"docker"'),  # OR with nothing on one side: no alternative
         ("50% 增长100%的", '"50" "增长100%的"'),  # % is literal in Chinese text only
         ("AND", '"AND"'),  # only operators: search for the word itself
-        ("foo* ^bar (baz) {qux} col:val +plus -minus", '"foo" "bar" "baz" "qux" "col" "val" "plus" "minus"'),
+        ("foo* ^bar (baz) {qux} col:val +plus -minus", '"foo"* "bar" "baz" "qux" "col" "val" "plus" "minus"'),
+        ("deploy*", '("deploy"* OR "deplo"*)'),  # a prefix, also one letter shorter (porter stems it)
+        ("部署*", '"部署"'),  # substring search: no prefixes
         ("NEAR(a b, 3)", '"a" "b" "3"'),
         ("部署 服务器", '"部署" "服务器"'),
         ("café", '"café"'),
@@ -92,7 +94,7 @@ def test_operator_soup_is_valid_fts5(fts: sqlite3.Connection, words: list[str]) 
 @pytest.mark.parametrize(
     ("text", "start"),
     [
-        ("Deb*", "A * is not a wildcard"),
+        ("Deb*", "word* finds words that start"),
         ('"deploy*" nginx', "Try fewer words"),  # inside quotes a * is just text
         ("-word", "A leading -"),
         ("docker-compose", "Try fewer words"),  # a hyphen inside a word is part of it

@@ -55,3 +55,31 @@ def test_percent_in_chinese_text_is_matched_literally() -> None:
     _msg(s, "收入增长100的目标")
     assert _ids("100%的") == {exact.id}
     assert _ids("增长100%的目标") == {exact.id}
+
+
+def test_a_trailing_star_is_a_prefix_search() -> None:
+    s = ChatSession.objects.create()
+    deployment, deploying = _msg(s, "the deployment failed"), _msg(s, "Deploying again (redeploy later)")
+    redeploy, deplore = _msg(s, "a redeploy only"), _msg(s, "I deplore this")
+    debian, debug = _msg(s, "Debian bookworm"), _msg(s, "debugging the build")
+    assert _ids("deploy*") == {deployment.id, deploying.id}  # not "redeploy", nor "deplore"
+    assert deploying.id in _ids("deploy")  # the word itself, stemmed, as before
+    assert _ids("Deb*") == {debian.id, debug.id}
+    assert _ids("deb* bookworm") == {debian.id}
+    # With OR the prefix is the index's own, asked one letter shorter: "deplore" may come too.
+    assert {deployment.id, deploying.id, debian.id} <= _ids("deploy* OR debian") <= {
+        deployment.id, deploying.id, debian.id, deplore.id,
+    }  # fmt: skip
+    assert redeploy.id not in _ids("deploy*")
+    hit = search_messages("deploy*").results[0]
+    assert "\x02" in hit.snippet  # the matched word is highlighted
+
+
+def test_a_prefix_is_searched_in_tool_calls_too() -> None:
+    s = ChatSession.objects.create()
+    call = Message.objects.create(
+        session=s, role="assistant", content="",
+        tool_calls=[{"id": "c", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "kubectl rollout"}'}}],
+    )  # fmt: skip
+    assert _ids("kubect*") == {call.id}
+    assert _ids("rollo*") == {call.id}
