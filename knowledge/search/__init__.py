@@ -28,8 +28,12 @@ from knowledge.search.results import (
     SearchPage,
     SessionHit,
     SessionSummary,
+    TitleHit,
 )
 from knowledge.search.sanitize import parse_groups, parse_terms
+from knowledge.search.titles import matching_sessions
+
+TITLE_HITS = 5  # sessions listed by title above a page of messages
 
 __all__ = [
     "ContextMessage",
@@ -40,6 +44,7 @@ __all__ = [
     "SearchPage",
     "SessionHit",
     "SessionSummary",
+    "TitleHit",
     "backend",
     "matching_ids_sql",
     "messages_around",
@@ -67,7 +72,13 @@ def search_messages(
     if not terms:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    return backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), parse_groups(query))
+    page = backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), parse_groups(query))
+    if offset <= 0 and not (roles or date_from or date_to):  # titles have no role and no time of their own
+        found = matching_sessions(
+            query, limit=TITLE_HITS, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
+        )
+        page.titles = [TitleHit(s.id, s.display_title, s.source, s.updated_at) for s in found]
+    return page
 
 
 def search_sessions(
@@ -87,23 +98,34 @@ def search_sessions(
     if not terms:
         return []
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    best, snippets = backend().best_per_session(terms, filters, max(1, limit), parse_groups(query))
+    limit = max(1, limit)
+    best, snippets = backend().best_per_session(terms, filters, limit, parse_groups(query))
+    titled: list[ChatSession] = []
+    if not (roles or date_from or date_to):  # titles have no role and no time of their own
+        titled = matching_sessions(
+            query, limit=limit, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
+        )
+    message_of = dict(best)
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
+    # A matching title ranks its session first (the person or the model named it so), then the
+    # sessions ranked by their best message.
+    ranked = [(s, "title") for s in titled] + [(sessions[sid], "message") for sid, _ in best if sid in sessions]
     hits: list[SessionHit] = []
-    for sid, mid in best:
-        s = sessions.get(sid)
-        if s is None:  # deleted between the two queries
+    for s, matched in ranked:
+        if len(hits) == limit or any(h.session_id == s.id for h in hits):
             continue
+        mid = message_of.get(s.id, 0)
         hits.append(
             SessionHit(
-                session_id=sid,
+                session_id=s.id,
                 title=s.display_title,
                 source=s.source,
                 started_at=s.started_at,
                 updated_at=s.updated_at,
                 message_id=mid,
                 snippet=snippets.get(mid, ""),
-                context=messages_around(sid, mid, before=context, after=context),
+                context=messages_around(s.id, mid, before=context, after=context if mid else 2 * context),
+                matched=matched,
             )
         )
     return hits

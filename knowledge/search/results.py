@@ -37,12 +37,23 @@ class MessageHit:
 
 
 @dataclass
+class TitleHit:
+    """A session whose title matches the query (knowledge/search/titles.py)."""
+
+    session_id: str
+    title: str
+    source: str
+    updated_at: datetime | None
+
+
+@dataclass
 class SearchPage:
     query: str
     results: list[MessageHit]
     total: int  # capped at COUNT_CAP
     total_capped: bool  # True: "COUNT_CAP+" matches
     searchable: bool = True  # False when the query had nothing to search for
+    titles: list[TitleHit] = field(default_factory=list)  # sessions titled so, on the first page
 
     @classmethod
     def capped(cls, query: str, results: list[MessageHit], total: int) -> SearchPage:
@@ -71,9 +82,10 @@ class SessionHit:
     source: str
     started_at: datetime | None
     updated_at: datetime | None
-    message_id: int
+    message_id: int  # its best-matching message, or 0 when only the title matches
     snippet: str
     context: list[ContextMessage] = field(default_factory=list)
+    matched: str = "message"  # "title": the session's title matches the query
 
 
 @dataclass

@@ -83,3 +83,39 @@ def test_a_prefix_is_searched_in_tool_calls_too() -> None:
     )  # fmt: skip
     assert _ids("kubect*") == {call.id}
     assert _ids("rollo*") == {call.id}
+
+
+def test_a_session_whose_title_alone_matches_is_found() -> None:
+    titled = ChatSession.objects.create(title="fingerprint-login")
+    _msg(titled, "how do I make the sensor work")
+    other = ChatSession.objects.create(title="lunch")
+    said = _msg(other, "the fingerprint reader is broken")
+    page = search_messages("fingerprint login")
+    assert page.results == [] and [t.session_id for t in page.titles] == [titled.id]
+    hits = search_sessions("fingerprint-login")
+    assert [(h.session_id, h.matched, h.message_id) for h in hits] == [(titled.id, "title", 0)]
+    assert hits[0].context[0].content == "how do I make the sensor work"  # the session's first messages
+    # Title first, then the sessions ranked by their messages.
+    assert [(h.session_id, h.matched) for h in search_sessions("fingerprint")] == [
+        (titled.id, "title"),
+        (other.id, "message"),
+    ]
+    assert search_sessions("fingerprint")[1].message_id == said.id
+
+
+@pytest.mark.parametrize(
+    "quoted", ['"fingerprint-login"', "'fingerprint-login'", "“fingerprint login”", '`"fingerprint"`']
+)
+def test_model_style_quotes_around_a_title_are_stripped(quoted: str) -> None:
+    titled = ChatSession.objects.create(title="Fingerprint-Login")
+    assert [h.session_id for h in search_sessions(quoted)] == [titled.id]
+    assert [t.session_id for t in search_messages(quoted).titles] == [titled.id]
+
+
+def test_titles_follow_or_and_the_filters() -> None:
+    a = ChatSession.objects.create(title="kafka tuning", source="cli")
+    b = ChatSession.objects.create(title="部署问题", source="web")
+    assert {t.session_id for t in search_messages("kafka OR 部署").titles} == {a.id, b.id}
+    assert [t.session_id for t in search_messages("kafka OR 部署", sources=["web"]).titles] == [b.id]
+    assert search_messages("kafka", roles=["user"]).titles == []  # a title has no role
+    assert search_sessions("kafka", exclude_session_id=a.id) == []

@@ -7,6 +7,7 @@ from datetime import timedelta
 from html import escape
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from knowledge.models import ChatSession, Message
@@ -158,3 +159,10 @@ def test_a_query_that_finds_something_gets_no_hint(auth_client) -> None:
     Message.objects.create(session=ChatSession.objects.create(), role="user", content="kafka broker")
     html = auth_client.get("/search/", {"q": "kafka OR zookeeper"}).content.decode()
     assert "1</strong> matching message" in html and "search-hint" not in html
+
+
+def test_a_session_whose_title_alone_matches_is_listed_without_a_hint(auth_client) -> None:
+    titled = ChatSession.objects.create(title="fingerprint-login")
+    html = auth_client.get("/search/", {"q": "fingerprint"}).content.decode()
+    assert "No messages match" in html and 'id="search-titles"' in html and "search-hint" not in html
+    assert f'href="{reverse("chat", args=[titled.id])}"' in html and "fingerprint-login" in html
