@@ -52,7 +52,8 @@ def matching_sessions(
     condition = title_condition(query)
     if condition is None:
         return []
-    qs = ChatSession.objects.filter(condition)
+    # Only what a hit shows: a whole session row is ten times slower to turn into an object.
+    qs = ChatSession.objects.filter(condition).only("id", "title", "name", "source", "started_at", "updated_at")
     if sources:
         qs = qs.filter(source__in=list(sources))
     if exclude_session_id:
