@@ -77,7 +77,7 @@ def search_messages(
         found = matching_sessions(
             query, limit=TITLE_HITS, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
         )
-        page.titles = [TitleHit(s.id, s.display_title, s.source, s.updated_at) for s in found]
+        page.titles = found
     return page
 
 
@@ -100,7 +100,7 @@ def search_sessions(
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     limit = max(1, limit)
     best, snippets = backend().best_per_session(terms, filters, limit, parse_groups(query))
-    titled: list[ChatSession] = []
+    titled: list[TitleHit] = []
     if not (roles or date_from or date_to):  # titles have no role and no time of their own
         titled = matching_sessions(
             query, limit=limit, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
@@ -109,22 +109,26 @@ def search_sessions(
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
     # A matching title ranks its session first (the person or the model named it so), then the
     # sessions ranked by their best message.
-    ranked = [(s, "title") for s in titled] + [(sessions[sid], "message") for sid, _ in best if sid in sessions]
+    ranked = [(t.session_id, t.title, t.source, t.started_at, t.updated_at, "title") for t in titled] + [
+        (sid, s.display_title, s.source, s.started_at, s.updated_at, "message")
+        for sid, _ in best
+        if (s := sessions.get(sid)) is not None  # None: deleted between the two queries
+    ]
     hits: list[SessionHit] = []
-    for s, matched in ranked:
-        if len(hits) == limit or any(h.session_id == s.id for h in hits):
+    for sid, title, source, started, updated, matched in ranked:
+        if len(hits) == limit or any(h.session_id == sid for h in hits):
             continue
-        mid = message_of.get(s.id, 0)
+        mid = message_of.get(sid, 0)
         hits.append(
             SessionHit(
-                session_id=s.id,
-                title=s.display_title,
-                source=s.source,
-                started_at=s.started_at,
-                updated_at=s.updated_at,
+                session_id=sid,
+                title=title,
+                source=source,
+                started_at=started,
+                updated_at=updated,
                 message_id=mid,
                 snippet=snippets.get(mid, ""),
-                context=messages_around(s.id, mid, before=context, after=context if mid else 2 * context),
+                context=messages_around(sid, mid, before=context, after=context if mid else 2 * context),
                 matched=matched,
             )
         )

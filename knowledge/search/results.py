@@ -44,6 +44,7 @@ class TitleHit:
     title: str
     source: str
     updated_at: datetime | None
+    started_at: datetime | None = None
 
 
 @dataclass

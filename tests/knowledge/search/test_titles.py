@@ -29,6 +29,6 @@ def test_every_term_of_an_alternative_is_in_the_title_newest_first() -> None:
     newer = ChatSession.objects.create(title="fingerprint-login")
     ChatSession.objects.create(title="fingerprint only")
     ChatSession.objects.filter(id=older.id).update(updated_at=newer.updated_at.replace(year=2020))
-    assert [s.id for s in matching_sessions("fingerprint login", limit=5)] == [newer.id, older.id]
+    assert [s.session_id for s in matching_sessions("fingerprint login", limit=5)] == [newer.id, older.id]
     assert matching_sessions("   ", limit=5) == []
-    assert [s.id for s in matching_sessions("LOGIN", limit=1)] == [newer.id]
+    assert [s.session_id for s in matching_sessions("LOGIN", limit=1)] == [newer.id]
