@@ -19,6 +19,7 @@ OLDER_NAMES = {
     "agent/management/commands/learning_worker.py": "tests/test_scale_out.py",
     "knowledge/admin.py": "tests/test_admin.py",
     "knowledge/search/postgres.py": "tests/knowledge/search/test_search.py",  # the same tests, run on PostgreSQL
+    "knowledge/search/sqlite.py": "tests/knowledge/search/test_search.py",  # and on SQLite
     "knowledge/search/results.py": "tests/knowledge/search/test_search.py",
     # The top lists' SQL per database, tested through the policy's tests, which run on both.
     "knowledge/search/top_sqlite.py": "tests/knowledge/search/test_top.py",

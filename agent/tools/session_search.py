@@ -207,6 +207,7 @@ def _search(ctx: ToolContext, query: str, limit: int, session_id: str | None, li
                 "source": hit.source,
                 "when": _iso(hit.started_at),
                 "last_active": _iso(hit.updated_at),
+                "matched": hit.matched,  # "title": the session's title matches, maybe no message
                 "message_id": hit.message_id,
                 "snippet": snippet_to_text(hit.snippet),
                 "messages": _message_dicts(hit.context),

@@ -181,3 +181,11 @@ def test_tool_is_read_only_and_parallel_safe() -> None:
     tool = session_search.make_tool()
     assert tool.name == "session_search" and tool.parallel_safe
     assert set(tool.parameters["properties"]) == {"query", "limit", "session_id"}
+
+
+def test_a_session_found_by_its_title_alone(model_client: ChatClient, history: dict[str, ChatSession]) -> None:
+    titled = _session_with("fingerprint-login", ("user", "the sensor on my laptop stopped working"))
+    for query in ("fingerprint-login", '"fingerprint-login"', "fingerprint login"):
+        out = _call({"query": query}, ToolContext(session_id=history["current"].id, llm=model_client))
+        assert [(r["session_id"], r["matched"]) for r in out["results"]] == [(titled.id, "title")], query
+        assert out["results"][0]["messages"][0]["content"] == "the sensor on my laptop stopped working"

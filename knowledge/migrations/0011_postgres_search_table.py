@@ -1,4 +1,4 @@
-"""PostgreSQL search, second shape (issue 18): the word index moves to a narrow table of its own,
+"""PostgreSQL search, second shape: the word index moves to a narrow table of its own,
 and no English stop word is dropped.
 
 - `knowledge_message_search` holds one row per message: its id, the columns search filters on
@@ -11,11 +11,9 @@ and no English stop word is dropped.
   SQLite.
 - `search_text` (the pg_trgm index for unsegmented text) stays on the message row.
 
-FORWARD is complete and idempotent: `rebuild_search_index` runs it to recreate whatever is missing
-and recompute every entry. On SQLite this migration does nothing.
+FORWARD is complete and idempotent. The SQL is this migration's own, frozen: the product's current
+search objects are in knowledge/search/schema.py. On SQLite this migration does nothing.
 """
-
-import importlib
 
 from django.db import migrations
 
@@ -123,6 +121,42 @@ REVERSE = [
 ]
 
 
+# 0006_postgres_search's objects, restored on the way back (a frozen copy: no migration imports another).
+_FIRST_SHAPE_TOOL_ARGS = """coalesce((
+    SELECT string_agg(coalesce(c->'function'->>'name', '') || ' ' || coalesce(c->'function'->>'arguments', ''), ' ')
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(NEW.tool_calls) = 'array' THEN NEW.tool_calls ELSE '[]'::jsonb END) c
+), '')"""
+
+FIRST_SHAPE = [
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    "CREATE EXTENSION IF NOT EXISTS unaccent",
+    """DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = 'hermes') THEN
+            CREATE TEXT SEARCH CONFIGURATION hermes (COPY = english);
+            ALTER TEXT SEARCH CONFIGURATION hermes
+                ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+        END IF;
+    END $$""",
+    "ALTER TABLE knowledge_message ADD COLUMN IF NOT EXISTS search_vector tsvector",
+    "ALTER TABLE knowledge_message ADD COLUMN IF NOT EXISTS search_text text",
+    f"""CREATE OR REPLACE FUNCTION knowledge_message_search() RETURNS trigger AS $$
+    DECLARE args text := {_FIRST_SHAPE_TOOL_ARGS};
+    BEGIN
+        NEW.search_vector :=
+            setweight(to_tsvector('hermes', coalesce(NEW.content, '')), 'A') ||
+            setweight(to_tsvector('hermes', coalesce(NEW.tool_name, '') || ' ' || args), 'B');
+        NEW.search_text := lower(coalesce(NEW.content, '') || ' ' || args);
+        RETURN NEW;
+    END $$ LANGUAGE plpgsql""",
+    "DROP TRIGGER IF EXISTS knowledge_message_search ON knowledge_message",
+    """CREATE TRIGGER knowledge_message_search BEFORE INSERT OR UPDATE OF content, tool_name, tool_calls
+        ON knowledge_message FOR EACH ROW EXECUTE FUNCTION knowledge_message_search()""",
+    "UPDATE knowledge_message SET content = content",
+    "CREATE INDEX IF NOT EXISTS knowledge_message_search_vector ON knowledge_message USING gin (search_vector)",
+    "CREATE INDEX IF NOT EXISTS knowledge_message_search_trgm ON knowledge_message USING gin (search_text gin_trgm_ops)",
+]
+
+
 def _run(statements):
     def run(apps, schema_editor):
         if schema_editor.connection.vendor == "postgresql":
@@ -133,11 +167,11 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("knowledge", "0010_evidence_outcomes_issue15")]
+    # Its name until it lost the ticket number: a database that ran it under that name has run this.
+    replaces = [("knowledge", "0011_postgres_search_table_issue18")]
+    dependencies = [("knowledge", "0010_evidence_outcomes")]
 
     # Back to 0006's shape: its column, trigger and index, computed again.
     operations = [
-        migrations.RunPython(
-            _run(FORWARD), _run(REVERSE + importlib.import_module("knowledge.migrations.0006_postgres_search").FORWARD)
-        )
+        migrations.RunPython(_run(FORWARD), _run(REVERSE + FIRST_SHAPE))
     ]

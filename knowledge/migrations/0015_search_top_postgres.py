@@ -64,6 +64,8 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("knowledge", "0014_session_end_worker_issue18")]
+    # Its name until it lost the ticket number: a database that ran it under that name has run this.
+    replaces = [("knowledge", "0015_search_top_postgres_issue18")]
+    dependencies = [("knowledge", "0014_session_end_worker")]
 
     operations = [migrations.RunPython(_run(FORWARD), _run(REVERSE))]

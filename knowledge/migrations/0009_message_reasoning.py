@@ -1,4 +1,4 @@
-"""Message.reasoning: the model's thinking stored with its reply (issue 12).
+"""Message.reasoning: the model's thinking stored with its reply.
 
 SQLite's AddField rebuilds the table, which the full-text view and triggers over
 knowledge_message (0003_search_index) do not survive; a plain ADD COLUMN keeps them and is
@@ -9,8 +9,10 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # Its name until it lost the ticket number: a database that ran it under that name has run this.
+    replaces = [("knowledge", "0009_message_reasoning_issue12")]
     dependencies = [
-        ("knowledge", "0008_model_capabilities_issue12"),
+        ("knowledge", "0008_model_capabilities"),
     ]
 
     operations = [
