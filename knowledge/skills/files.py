@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from knowledge.fileio import atomic_write
 from knowledge.skills.format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, validate_skill_md
+from knowledge.skills.threats import folder_threat
 
 # Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
 
@@ -140,7 +141,10 @@ def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> S
         return replace(info, error="SKILL.md is not valid UTF-8 text.")
     except OSError as exc:
         return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
-    return replace(info, description=parsed.description, warning=" ".join(parsed.warnings))
+    # What the model would read (name, SKILL.md, text files) is scanned as it is listed: a hit
+    # keeps the skill out of the index and skill_view, and the skills page shows why.
+    threat = folder_threat(name, category, [(SKILL_FILE, folder / SKILL_FILE), *supporting_files(folder)])
+    return replace(info, description=parsed.description, warning=" ".join(parsed.warnings), error=threat)
 
 
 def check_folder(info: SkillInfo, root: Path) -> None:

@@ -40,6 +40,8 @@ __all__ = [
     "normalise",
     "scan",
     "scan_all",
+    "masked",
+    "scan_all_long",
     "scan_long",
 ]
 
@@ -154,6 +156,24 @@ def scan_long(text: str) -> ThreatHit | None:
         if hit is not None:
             return hit
     return None
+
+
+def scan_all_long(text: str) -> list[ThreatHit]:
+    """`scan_all` for a text of any length, in overlapping windows; each rule reported once."""
+    if len(text) <= MAX_SCAN_CHARS:
+        return scan_all(text)
+    found: dict[str, ThreatHit] = {}
+    for start in range(0, len(text), MAX_SCAN_CHARS - _OVERLAP):
+        for hit in scan_all(text[start : start + MAX_SCAN_CHARS]):
+            found.setdefault(hit.id, hit)
+    return list(found.values())
+
+
+def masked(text: str) -> str:
+    """`text`, or a placeholder naming the threat in it: for past text shown to a model again
+    (session recall, session_search), which must not carry an injection into a new turn."""
+    hit = scan_long(text)
+    return text if hit is None else f"[withheld: this text matches threat pattern '{hit.id}' ({hit.reason})]"
 
 
 def forget_cached() -> None:
