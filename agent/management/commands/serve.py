@@ -6,9 +6,10 @@ import os
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from hermes_site.access import login_url
+from hermes_site.access import exposed_home_warning, login_url
 from hermes_site.websocket_server import command
 
 
@@ -21,6 +22,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         host, port = opts["host"], opts["port"]
+        warning = exposed_home_warning(settings.HERMES_HOME)
+        if warning:
+            self.stderr.write(warning)
         self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
         self.stdout.flush()
         # Through the project's launcher: daphne with websocket limits that match the chat socket's own.
