@@ -23,6 +23,8 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
+from knowledge.verification.threat_confusables import CONFUSABLES as GENERATED_CONFUSABLES
+
 MAX_SCAN_CHARS = 65_536
 MAX_DECODED_RUNS = 8
 
@@ -33,6 +35,11 @@ _VS_IDEOGRAPHIC = range(0xE0100, 0xE01F0)  # variation selectors 17-256
 _TAGS = range(0xE0000, 0xE0080)
 _BLACK_FLAG = "\U0001f3f4"  # tag sequences after it are subdivision flags (England, Scotland, Wales)
 _FLAG_TAGS = re.compile("\U0001f3f4[\U000e0061-\U000e007a\U000e0030-\U000e0039]{2,6}\U000e007f")
+
+
+def _marks() -> frozenset[int]:
+    """Combining marks (accents written as separate code points), dropped for the unaccented reading."""
+    return frozenset(cp for cp in range(0x20000) if unicodedata.category(chr(cp)) == "Mn")
 
 
 def _hidden_code_points() -> frozenset[int]:
@@ -133,7 +140,8 @@ def base(text: str, hidden_as: str = "") -> str:
 # -- confusables (a small TR39-style table: the letters that pass for Latin ones) ---------------
 
 _CONFUSABLES = str.maketrans(
-    {
+    GENERATED_CONFUSABLES
+    | {
         # Cyrillic
         "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j",
         "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t",
@@ -149,7 +157,7 @@ _CONFUSABLES = str.maketrans(
         "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j",
         "ʟ": "l", "ɪ": "i", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɴ": "n", "ᴏ": "o", "ʀ": "r",
         "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z",
-    }
+    }  # by hand: look-alikes the table lists as multi-letter or not at all, which take precedence
 )  # fmt: skip
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 # A word holding both a letter and a digit or symbol: the lookaheads stop at the word's first
@@ -317,6 +325,25 @@ def _sources(text: str) -> list[str]:
     return sources
 
 
+_MARKS_RX = re.compile(_as_class(_marks() - _HIDDEN))
+# Separators between letters that join words into one token ("ignore_previous", "IGNORE.ALL").
+_WORD_JOINERS = re.compile(r"([^\W\d_])[_.\-/+~*]+(?=[^\W\d_])")
+_PLUS_AS_SPACE = re.compile(r"\+(?<=\S\+)(?=\S)")  # "send+the+data", as in a query string
+
+
+def unaccented(text: str) -> str:
+    """Accents and combining marks removed ("prévious", "pre\u0301vious" -> "previous")."""
+    decomposed = unicodedata.normalize("NFD", text)
+    if not _MARKS_RX.search(decomposed):
+        return text
+    return unicodedata.normalize("NFC", _MARKS_RX.sub("", decomposed))
+
+
+def unjoined(text: str) -> str:
+    """Words glued by separators read as words ("ignore_previous_instructions" -> "ignore previous instructions")."""
+    return _PLUS_AS_SPACE.sub(" ", _WORD_JOINERS.sub(r"\1 ", text))
+
+
 def readings(text: str) -> tuple[list[str], list[str]]:
     """(lower-cased texts to match the patterns on, letter-only blobs for the compact patterns).
 
@@ -328,7 +355,8 @@ def readings(text: str) -> tuple[list[str], list[str]]:
     blobs: list[str] = []
     for source in _sources(text):
         folded = skeleton(source)
-        for variant in (source.lower(), folded, join_spread(folded)):
+        plain = unaccented(folded)
+        for variant in (source.lower(), folded, join_spread(folded), plain, unjoined(plain)):
             variant = _collapse(variant)
             if variant not in seen:
                 seen.add(variant)

@@ -255,10 +255,11 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
 ]
 
 
+# `[. ]` after .env: the reading with separators as spaces writes ".env.example" as ".env example".
 _CREDENTIAL_FILES = (
     r"(?:\.aws/credentials|\.aws/config|\.ssh/id_\w+|\.netrc|\.pgpass"
     r"|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\.pypirc|\.gnupg\S*|/etc/shadow|id_rsa|id_ed25519"
-    r"|\.env\b(?!\.(?:example|sample|template|dist))|login_token|keychain)"
+    r"|\.env\b(?![. ](?:example|sample|template|dist))|login_token|keychain)"
 )
 _REPLY = r"(?:the\s+|your\s+|each\s+|every\s+|my\s+)?(?:reply|replies|response|responses|answer|answers|output|chat)"
 

@@ -64,6 +64,8 @@ def test_an_exposed_home_gets_one_warning_naming_the_files_and_the_chmod(tmp_pat
     assert warning.count("\n") == 0 and warning.startswith("warning: other local accounts can read")
     assert str(home / "dashboard.sqlite3") in warning and str(home / "login_token") in warning
     assert "secret_key" not in warning
-    assert f"chmod 700 {home}" in warning and f"chmod 600 {home / 'dashboard.sqlite3'} {home / 'login_token'}" in warning
+    assert (
+        f"chmod 700 {home}" in warning and f"chmod 600 {home / 'dashboard.sqlite3'} {home / 'login_token'}" in warning
+    )
     subprocess.run(warning.split("run: ", 1)[1], shell=True, check=True)
     assert exposed_home_warning(home) == ""
