@@ -253,7 +253,7 @@ def _read_raw(path: Path) -> tuple[str, Any]:
 
 def load(home: Path | None = None) -> Config:
     home = home or hermes_home()
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new home is the owner's alone
     path = home / "config.yaml"
     if not path.exists():
         path.write_text(

@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 
 from hermes_site import config as hermes_config
+from knowledge.fileio import create_private
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -26,8 +27,7 @@ HERMES_HOME = CONFIG.home
 def _secret_key() -> str:
     path = HERMES_HOME / "secret_key"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
-        path.chmod(0o600)
+        create_private(path, secrets.token_urlsafe(50))  # 0600 from the start, never chmod-ed after
     return path.read_text(encoding="utf-8").strip()
 
 

@@ -38,6 +38,7 @@ OLDER_NAMES = {
     "knowledge/verification/threat_normalize.py": "tests/knowledge/verification/test_threat_scan_hidden.py",
     "knowledge/verification/threat_patterns.py": "tests/knowledge/verification/test_threat_scan_corpus.py",
     "knowledge/verification/threat_patterns_intl.py": "tests/knowledge/verification/test_threat_scan_corpus.py",
+    "knowledge/verification/threat_confusables.py": "tests/knowledge/verification/test_threat_scan_hidden.py",  # data
     # The learning evaluation, tested through its command.
     "agent/learning_eval/run.py": "tests/agent/commands/test_eval_learning.py",
 }

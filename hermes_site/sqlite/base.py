@@ -16,9 +16,12 @@ the lock at most the busy timeout, then goes on to SQLite's own waiting (and its
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from django.db.backends.sqlite3 import base
+
+from knowledge.fileio import create_private
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _locks: dict[str, threading.Lock] = {}
@@ -36,6 +39,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.write_lock = write_lock(str(self.settings_dict["NAME"]))
         self.holds_write_lock = False
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        # SQLite creates a database file 0644 and its -wal/-shm with the database's own mode: an
+        # empty file created 0600 first keeps every conversation (and live session keys) private.
+        name = str(conn_params.get("database", ""))
+        if name and name != ":memory:" and not name.startswith("file:"):
+            path = Path(name)
+            if not path.exists() and path.parent.is_dir():
+                create_private(path)
+        return super().get_new_connection(conn_params)
 
     def _wait_seconds(self) -> float:
         return float(self.settings_dict.get("OPTIONS", {}).get("timeout", 5))

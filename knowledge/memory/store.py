@@ -40,7 +40,7 @@ from knowledge.memory.ops import (
     Result,
     TargetSpec,
     apply_ops,
-    entry_threat,
+    entry_flags,
     format_usage,
     mask_entries,
     parse,
@@ -93,8 +93,8 @@ class MemoryStore:
 
     def flagged_entries(self, target: str) -> list[FlaggedEntry]:
         flagged = []
-        for i, entry in enumerate(self.entries(target)):
-            hit = entry_threat(entry)
+        entries = self.entries(target)
+        for i, (entry, hit) in enumerate(zip(entries, entry_flags(entries), strict=True)):
             if hit is not None:
                 flagged.append(FlaggedEntry(index=i, text=entry, hit=hit))
         return flagged
@@ -131,7 +131,7 @@ class MemoryStore:
         first = operations[0] if len(operations) == 1 else None
         action = str(first.get("action")) if isinstance(first, Mapping) else "batch"
         try:
-            ops = parse_operations(operations)
+            ops = parse_operations(operations, limit=self.limit(target))
         except OpError as err:
             return self.failure(target, err, turn_state, action)
         return self._mutate(spec, ops, prov, action, turn_state)
@@ -165,7 +165,7 @@ class MemoryStore:
     ) -> Result:
         ops = [{"action": "replace", "content": new_text}]
         try:
-            parsed = parse_operations(ops, index=index, expected=expected)
+            parsed = parse_operations(ops, index=index, expected=expected, limit=self.limit(target))
         except OpError as err:
             return self._error(self.spec(target), "replace", err, None)
         return self._mutate(self.spec(target), parsed, prov, "replace", None)

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from knowledge.fileio import atomic_write
 from knowledge.skills.format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, read_placed_skill
+from knowledge.skills.threats import folder_threat
 
 # Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
 
@@ -141,7 +142,12 @@ def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> S
         return replace(info, error="SKILL.md is not valid UTF-8 text.")
     except OSError as exc:
         return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
-    return replace(info, name=parsed.name, description=parsed.description, warning=" ".join(parsed.warnings))
+    # What the model would read (name, SKILL.md, text files) is scanned as it is listed: a hit
+    # keeps the skill out of the index and skill_view, and the skills page shows why.
+    threat = folder_threat(parsed.name, category, [(SKILL_FILE, folder / SKILL_FILE), *supporting_files(folder)])
+    return replace(
+        info, name=parsed.name, description=parsed.description, warning=" ".join(parsed.warnings), error=threat
+    )
 
 
 def check_folder(info: SkillInfo, root: Path) -> None:

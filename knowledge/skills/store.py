@@ -50,6 +50,7 @@ from knowledge.skills.format import (
     validate_existing,
     validate_skill_md,
 )
+from knowledge.skills.threats import check_text, check_write
 
 __all__ = ["SkillError", "SkillInfo", "SkillStore"]
 
@@ -160,6 +161,7 @@ class SkillStore:
         check_name(name)
         check_category(category)
         validate_skill_md(content, name, lenient=lenient)
+        check_text(f"the skill name '{name}'", f"{category} {name}")
         with self.locked():
             existing = self.find(name)
             if existing is not None:
@@ -361,6 +363,7 @@ class SkillStore:
         return safe_join(info.path, rel, "the skill's folder")
 
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
+        check_write(target.relative_to(self.root).as_posix(), data)  # nothing is written on a hit
         before = snapshot(target)
         write_skill_file(target, data)
         return self.record_change(name, action, prov, target, before, shown_text(data))
