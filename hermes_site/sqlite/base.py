@@ -16,6 +16,7 @@ the lock at most the busy timeout, then goes on to SQLite's own waiting (and its
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from django.db.backends.sqlite3 import base
@@ -36,6 +37,13 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.write_lock = write_lock(str(self.settings_dict["NAME"]))
         self.holds_write_lock = False
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        # First use of a fresh HERMES_HOME (`migrate`): its folder is made here, not when settings load.
+        name = str(conn_params.get("database", ""))
+        if name and not name.startswith("file:") and name != ":memory:":
+            Path(name).parent.mkdir(parents=True, exist_ok=True)
+        return super().get_new_connection(conn_params)
 
     def _wait_seconds(self) -> float:
         return float(self.settings_dict.get("OPTIONS", {}).get("timeout", 5))

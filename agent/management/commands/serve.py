@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from hermes_site import config as hermes_config
 from hermes_site.access import login_url
 from hermes_site.websocket_server import command
 
@@ -21,6 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         host, port = opts["host"], opts["port"]
+        hermes_config.write_defaults()  # first run: every setting in config.yaml, for a person to edit
         self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
         self.stdout.flush()
         # Through the project's launcher: daphne with websocket limits that match the chat socket's own.
