@@ -41,6 +41,7 @@ PUBLIC_PREFIXES = ("/login", "/static/", "/favicon.ico")
 def login_token() -> str:
     path = settings.HERMES_HOME / "login_token"
     if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)  # first use of a fresh home (nothing is made at settings load)
         path.write_text(secrets.token_urlsafe(24), encoding="utf-8")
         path.chmod(0o600)
     return path.read_text(encoding="utf-8").strip()

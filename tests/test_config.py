@@ -79,6 +79,8 @@ def test_serve_writes_the_defaults_on_first_run_and_check_writes_nothing(tmp_pat
     r = home.manage("check")
     assert r.returncode == 0, r.stderr
     assert not list(home.path.glob("*"))  # loading settings and checking them create no file
+    home.migrate()  # the first use of the database makes the home's folder (and, by default, its SQLite file)
+    assert not (home.path / "config.yaml").exists() and not (home.path / "secret_key").exists()
     assert hermes_config.write_defaults(home.path)
     text = (home.path / "config.yaml").read_text()
     assert "nudge_interval: 10" in text and hermes_config.load(home.path) == hermes_config.Config(home.path)
