@@ -38,8 +38,8 @@ class ClientPool:
         key: Key = (
             config.base_url,
             config.api_key,
-            timeout if timeout is not None else float(config.get("model", "timeout")),
-            int(config.get("model", "max_retries")),
+            timeout if timeout is not None else config.model.timeout,
+            config.model.max_retries,
         )
         name = model or config.model_name
         with self._lock:

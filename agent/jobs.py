@@ -23,6 +23,8 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django_tasks.base import Task
 
+from hermes_site import config as hermes_config
+
 log = logging.getLogger(__name__)
 
 # Threads per kind of job on the embedded default. Reviews and session ends are model calls that
@@ -65,6 +67,7 @@ def start(task: Task[Any, Any], *args: Any, kind: str, here: Callable[[], Any] |
 
 
 def _run(job: Callable[[], Any]) -> Any:
+    hermes_config.refresh()  # a job starts with the settings as last saved (the queue's worker: config_django)
     try:
         return job()
     finally:

@@ -47,6 +47,7 @@ PUBLIC_PREFIXES = ("/login", "/static/", "/favicon.ico")
 def login_token() -> str:
     path = settings.HERMES_HOME / "login_token"
     if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # first use of a fresh home
         create_private(path, secrets.token_urlsafe(24))  # 0600 from the start, never chmod-ed after
     return path.read_text(encoding="utf-8").strip()
 

@@ -78,7 +78,7 @@ def server_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str,
     return env
 
 
-# As in this process (tests/settings.py): no automatic chat title unless a test's config asks for one.
+# As in this process (tests/conftest.py): no automatic chat title unless a test's config asks for one.
 TEST_DEFAULTS = "chat:\n  auto_title: false\n"
 
 

@@ -162,7 +162,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             return
         # Measured before parsing, so a huge frame costs no JSON work (the message limit below
         # gives the precise number once the frame is known to be of a sane size).
-        limit = int(hermes_config.get().get("agent", "max_message_chars"))
+        limit = hermes_config.get().agent.max_message_chars
         if len(text_data) > ratelimit.max_frame_chars(limit):
             await self.error(
                 f"The frame is {len(text_data):,} characters; messages are limited to {limit:,}. Nothing was sent."
@@ -204,7 +204,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if not text.strip():
             await self.error("The message is empty. Nothing was sent.")
             return
-        limit = int(hermes_config.get().get("agent", "max_message_chars"))
+        limit = hermes_config.get().agent.max_message_chars
         if len(text) > limit:
             await self.error(f"The message is {len(text):,} characters; the limit is {limit:,}. Nothing was sent.")
             return

@@ -89,7 +89,7 @@ _UNFINISHED = ("interrupted", "error")
 def after_turn(session: ChatSession, config: Config, user_message_id: int) -> bool:
     """Called after each completed turn: the first completed exchange of a chat still titled by
     its first message starts the title job. True if it did."""
-    if not config.get("chat", "auto_title") or not config.model_name or session.title_source != "message":
+    if not config.chat.auto_title or not config.model_name or session.title_source != "message":
         return False
     if session.source != "web":
         return False  # the terminal shows no title, and `chat -m` would wait for the call before exiting

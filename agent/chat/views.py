@@ -52,7 +52,7 @@ def _sessions(request: HttpRequest, current: ChatSession | None) -> dict[str, An
 
 def _setup_context(**extra: Any) -> dict[str, Any]:
     config = hermes_config.get()
-    key_env = str(config.get("model", "api_key_env")) or "OPENAI_API_KEY"
+    key_env = config.model.api_key_env or "OPENAI_API_KEY"
     return {
         "config": config,
         "key_env": key_env,
@@ -64,7 +64,7 @@ def _setup_context(**extra: Any) -> dict[str, Any]:
 
 def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat/page.html") -> HttpResponse:
     config = hermes_config.get()
-    max_chars = int(config.get("agent", "max_message_chars"))
+    max_chars = config.agent.max_message_chars
     attach_bytes = min(ATTACH_BYTES, max_chars // 2)
     context = {
         "nav": "chat",

@@ -72,7 +72,7 @@ FLUSH_EVIDENCE_RULE = (
 
 
 def flush_request(config: Config) -> str:
-    if config.get("learning", "evidence") == "required":
+    if config.learning.evidence == "required":
         return FLUSH_MESSAGE + "\n\n" + FLUSH_EVIDENCE_RULE
     return FLUSH_MESSAGE
 
@@ -80,8 +80,8 @@ def flush_request(config: Config) -> str:
 def flush_memory(agent: AgentSession) -> bool:
     """One model call offering only `memory`; returns True if a flush ran."""
     config = agent.config
-    min_turns = int(config.get("memory", "flush_min_turns"))
-    memory_on = bool(config.get("memory", "memory_enabled")) or bool(config.get("memory", "user_profile_enabled"))
+    min_turns = config.memory.flush_min_turns
+    memory_on = config.memory_on
     if min_turns == 0 or not memory_on or "memory" not in agent.registry:
         return False
     if agent.user_turn_count() < min_turns:
@@ -135,9 +135,9 @@ class TokenCount:
 
 def needs_compression(agent: AgentSession) -> bool:
     config = agent.config
-    if not config.get("compression", "enabled"):
+    if not config.compression.enabled:
         return False
-    limit = float(config.get("compression", "threshold")) * config.context_window
+    limit = config.compression.threshold * config.context_window
     reported = int(agent.session.last_prompt_tokens or 0)
     return reported > limit or agent.token_count(agent.messages) > limit
 
@@ -180,7 +180,7 @@ def _summarise(agent: AgentSession, middle: list[dict[str, Any]]) -> str:
 def compress(agent: AgentSession) -> bool:
     """Flush, then replace the middle of the live context by a summary. True if it compressed."""
     messages = agent.messages
-    points = _split_points(messages, int(agent.config.get("compression", "protect_first_n")))
+    points = _split_points(messages, agent.config.compression.protect_first_n)
     if points is None:
         return False
     flush_memory(agent)

@@ -109,7 +109,7 @@ def review_request(kind: str, config: Config, outcomes: str = "") -> str:
     """The user message that starts a review: the seed's prompt, then the evidence rule (when on),
     then the records of skills that keep failing (skill reviews)."""
     parts = [PROMPTS[kind]]
-    if config.get("learning", "evidence") == "required":
+    if config.learning.evidence == "required":
         parts.append(EVIDENCE_RULE)
     if outcomes and kind in ("skill", "combined"):
         parts.append(outcomes)
@@ -278,8 +278,8 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
             review_id=run_id,
             turn_state={},
             stage_writes={
-                "memory": bool(config.get("memory", "write_approval")),
-                "skills": bool(config.get("skills", "write_approval")),
+                "memory": config.memory.write_approval,
+                "skills": config.skills.write_approval,
             },
             llm=client,
             seen=job.snapshot,
@@ -288,7 +288,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
             client=client,
             registry=job.registry.subset(REVIEW_TOOLS),
             ctx=ctx,
-            max_iterations=int(config.get("review", "max_iterations")),
+            max_iterations=config.review.max_iterations,
         )
         handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
         messages = job.snapshot + [{"role": "user", "content": review_request(kind, config, handed)}]

@@ -36,8 +36,8 @@ def client_from_config(
         base_url=config.base_url,
         api_key=config.api_key,
         model=model or config.model_name,
-        timeout=timeout if timeout is not None else float(config.get("model", "timeout")),
-        max_retries=int(config.get("model", "max_retries")),
+        timeout=timeout if timeout is not None else config.model.timeout,
+        max_retries=config.model.max_retries,
         capabilities=capabilities,
     )
 

@@ -36,7 +36,7 @@ class Decision:
 
 
 def required() -> bool:
-    return hermes_config.get().get("learning", "evidence") == "required"
+    return hermes_config.get().learning.evidence == "required"
 
 
 def decide(args: dict[str, Any], ctx: ToolContext, kind: str) -> Decision:

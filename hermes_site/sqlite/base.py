@@ -41,12 +41,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.holds_write_lock = False
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
-        # SQLite creates a database file 0644 and its -wal/-shm with the database's own mode: an
-        # empty file created 0600 first keeps every conversation (and live session keys) private.
+        # First use of a fresh HERMES_HOME (`migrate`): its folder is made here, not when settings
+        # load. SQLite creates a database file 0644 and its -wal/-shm with the database's own mode:
+        # an empty file created 0600 first keeps every conversation (and live session keys) private.
         name = str(conn_params.get("database", ""))
         if name and name != ":memory:" and not name.startswith("file:"):
             path = Path(name)
-            if not path.exists() and path.parent.is_dir():
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not path.exists():
                 create_private(path)
         return super().get_new_connection(conn_params)
 

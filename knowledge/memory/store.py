@@ -71,10 +71,10 @@ class MemoryStore:
         return self.config.memories_dir / self.spec(target).filename
 
     def limit(self, target: str) -> int:
-        return int(self.config.get("memory", self.spec(target).limit_key))
+        return int(self.config.value(f"memory.{self.spec(target).limit_key}"))
 
     def is_enabled(self, target: str) -> bool:
-        return bool(self.config.get("memory", self.spec(target).enabled_key))
+        return bool(self.config.value(f"memory.{self.spec(target).enabled_key}"))
 
     def enabled_targets(self) -> list[str]:
         return [t for t in TARGETS if self.is_enabled(t)]

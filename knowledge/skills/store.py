@@ -75,7 +75,7 @@ class SkillStore:
         return root.resolve()
 
     def disabled_names(self) -> set[str]:
-        return set(self.config.get("skills", "disabled"))
+        return set(self.config.skills.disabled)
 
     def list(self) -> builtins.list[SkillInfo]:
         """Every skill folder, uncategorised first; broken ones carry their error."""
@@ -318,7 +318,7 @@ class SkillStore:
             # Re-read under the lock so a concurrent settings change or toggle is not overwritten;
             # save_changes touches only skills.disabled and keeps the rest of the file (Hermes' keys).
             current = hermes_config.load(self.config.home)
-            disabled = [n for n in current.get("skills", "disabled") if n != name]
+            disabled = [n for n in current.skills.disabled if n != name]
             if not enabled:
                 disabled.append(name)
             self.config = hermes_config.save_changes({"skills.disabled": disabled}, self.config.home)

@@ -26,11 +26,13 @@ def test_a_new_home_and_its_secrets_are_the_owners_alone_under_umask_022(tmp_pat
         "import os; os.umask(0o022); import django; django.setup();"
         "from django.core.management import call_command; call_command('migrate', verbosity=0);"
         "from hermes_site.access import login_token; login_token();"
+        # The signing key is made on first use (a session or CSRF cookie), as a first page view does.
+        "from django.conf import settings; str(settings.SECRET_KEY);"
         "from django.db import connection; c = connection.cursor(); c.execute('PRAGMA journal_mode=WAL');"
         "c.execute('CREATE TABLE IF NOT EXISTS t (x)'); c.execute('INSERT INTO t VALUES (1)');"
         "print('ok')"
     )
-    # The umask is set before anything touches the home (settings create it and the key).
+    # The umask is set before anything touches the home.
     out = subprocess.run(
         [sys.executable, "-c", "import os; os.umask(0o022); exec(open(0).read())"],
         input=code,

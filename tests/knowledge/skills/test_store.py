@@ -220,8 +220,8 @@ def test_disable_leaves_the_index_and_persists_in_config(store: SkillStore, home
 
 @pytest.mark.django_db
 def test_disable_keeps_every_key_hermes_wrote(home: Path) -> None:
-    write_config(home, HERMES_CONFIG)
-    store = SkillStore(hermes_config.get())
+    (home / "config.yaml").write_text(HERMES_CONFIG)  # as Hermes wrote it, without the tests' defaults
+    store = SkillStore(hermes_config.refresh())
     store.create("deploy", skill_md("deploy"))
     store.disable("deploy")
     assert (home / "config.yaml").read_text() == HERMES_CONFIG.replace(

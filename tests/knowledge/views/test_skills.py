@@ -130,11 +130,11 @@ def test_edit_with_broken_frontmatter_is_refused_with_the_reason(auth_client, ho
 def test_disable_enable_and_delete(auth_client, home, store):
     assert auth_client.post("/skills/tea-brewing/toggle/").status_code == 302
     hermes_config.reset()
-    assert "tea-brewing" in hermes_config.get().get("skills", "disabled")
+    assert "tea-brewing" in hermes_config.get().skills.disabled
     assert "tea-brewing" not in [s["name"] for s in auth_client.get("/api/skills/slash").json()["skills"]]
     auth_client.post("/skills/tea-brewing/toggle/")
     hermes_config.reset()
-    assert "tea-brewing" not in hermes_config.get().get("skills", "disabled")
+    assert "tea-brewing" not in hermes_config.get().skills.disabled
     resp = auth_client.post("/skills/tea-brewing/delete/")
     assert resp.status_code == 302 and resp["Location"] == "/skills/"
     assert not (home / "skills" / "tea-brewing").exists()
