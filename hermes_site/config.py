@@ -58,6 +58,11 @@ _NonNegInt = (int, lambda v: v >= 0, "a whole number >= 0")
 _PosInt = (int, lambda v: v > 0, "a whole number > 0")
 _Bool = (bool, lambda v: True, "true or false")
 _Str = (str, lambda v: True, "a string")
+# The keys that take one of a few words (a form offers them as a choice).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "memory.provider": ("", "session_recall"),
+    "learning.evidence": ("required", "off"),
+}
 _SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
     "model": {
         "base_url": _Str,
@@ -75,7 +80,7 @@ _SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
         "memory_char_limit": _PosInt,
         "user_char_limit": _PosInt,
         "write_approval": _Bool,
-        "provider": (str, lambda v: v in ("", "session_recall"), '"" or "session_recall"'),
+        "provider": (str, lambda v: v in _CHOICES["memory.provider"], '"" or "session_recall"'),
     },
     "skills": {
         "creation_nudge_interval": _NonNegInt,
@@ -90,14 +95,40 @@ _SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
     "review": {"max_iterations": (int, lambda v: 1 <= v <= 50, "a whole number from 1 to 50"), "model": _Str},
     "agent": {"max_iterations": _PosInt, "max_message_chars": _PosInt},
     "chat": {"auto_title": _Bool},
-    "learning": {"evidence": (str, lambda v: v in ("required", "off"), '"required" or "off"')},
+    "learning": {"evidence": (str, lambda v: v in _CHOICES["learning.evidence"], '"required" or "off"')},
 }
 
 
-def value_kind(section: str, key: str) -> str:
-    """How a form edits this key, from the one schema above: "bool", "text" or "number"."""
-    typ = _SCHEMA[section][key][0]
-    return "bool" if typ is bool else "text" if typ is str else "number"
+@dataclass(frozen=True)
+class KeySpec:
+    """One key of the schema as a form edits it (the settings page's form is generated from these)."""
+
+    section: str
+    key: str
+    kind: str  # "bool" | "int" | "float" | "text" | "list"
+    default: Any
+    allowed: str  # what a value must be, in words: "a whole number >= 0"
+    choices: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    def coerce(self, value: Any) -> Any:
+        """The value as config.yaml holds it, or the start-up check's ConfigError naming the key."""
+        return _coerce(self.section, self.key, value)
+
+
+_KINDS: dict[type, str] = {bool: "bool", int: "int", float: "float", str: "text", list: "list"}
+
+
+def key_specs() -> list[KeySpec]:
+    """Every key the dashboard reads, in the schema's order."""
+    return [
+        KeySpec(section, key, _KINDS[typ], DEFAULTS[section][key], desc, _CHOICES.get(f"{section}.{key}", ()))
+        for section, keys in _SCHEMA.items()
+        for key, (typ, _check, desc) in keys.items()
+    ]
 
 
 class ConfigError(Exception):
