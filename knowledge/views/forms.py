@@ -9,6 +9,7 @@ writer) the same way. Bad input re-renders the form with what the person typed.
 from __future__ import annotations
 
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
@@ -75,6 +76,7 @@ ELSEWHERE = {"skills.disabled": "the Skills page (enable, disable)"}
 # Environment variables that win over the file (hermes_site.config's Config properties).
 ENV_OVERRIDES = {"model.base_url": "OPENAI_BASE_URL", "model.name": "HERMES_MODEL"}
 _ERROR_CODES_FOR_SCHEMA = ("invalid", "required", "invalid_choice")
+ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def check_base_url(value: str) -> None:
@@ -94,6 +96,21 @@ def check_base_url(value: str) -> None:
         )
 
 
+def check_env_name(value: str) -> None:
+    """The name of an environment variable (the key is read from it, never written to the file)."""
+    if value and not ENV_NAME_RE.fullmatch(value):
+        raise ValidationError(
+            "An environment variable's name is letters, digits and '_', not starting with a digit, like "
+            "OPENROUTER_API_KEY (got %(value)r).",
+            code="not_env_name",
+            params={"value": value},
+        )
+
+
+# Checks a form makes beyond the schema's type and range.
+_FORM_CHECKS = {"model.base_url": check_base_url, "model.api_key_env": check_env_name}
+
+
 class _SchemaChecked:
     """A generated field: the Django field parses, then the schema's own check has the last word."""
 
@@ -105,8 +122,8 @@ class _SchemaChecked:
         try:
             parsed = super().clean(value)  # type: ignore[misc]
         except ValidationError as exc:
-            if exc.code not in _ERROR_CODES_FOR_SCHEMA:
-                raise
+            if any(e.code not in _ERROR_CODES_FOR_SCHEMA for e in exc.error_list):
+                raise  # a check of the form's own (the base URL's): its words stand
             # Not a number, or not a choice: the schema's check says what it must be, naming the key.
             parsed = "" if value is None else value
         try:
@@ -164,8 +181,8 @@ def setting_field(spec: hermes_config.KeySpec, label: str = "", help_text: str =
         # A checkbox left unticked is false; an empty text is a value of its own ("" = the default server).
         optional = spec.kind in ("bool", "text")
         field = _FIELD_CLASSES[spec.kind](spec=spec, required=not optional, **kwargs)
-    if spec.name == "model.base_url":
-        field.validators.append(check_base_url)
+    if spec.name in _FORM_CHECKS:
+        field.validators.append(_FORM_CHECKS[spec.name])
     return field
 
 
