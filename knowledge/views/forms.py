@@ -62,7 +62,7 @@ PAGE: list[tuple[str, list[tuple[str, str, str]]]] = [
     ]),
     ("Context compression", [
         ("compression.enabled", "Compress long conversations", ""),
-        ("compression.threshold", "Compress at this share of the context window", "between 0 and 1"),
+        ("compression.threshold", "Compress at this share of the context window", ""),
         ("compression.protect_first_n", "Messages never compressed at the start", ""),
     ]),
     ("Chat", [
