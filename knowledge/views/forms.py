@@ -18,7 +18,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from hermes_site import config as hermes_config
-from knowledge.memory.ops import OpError
+from knowledge.memory.ops import OpError, Overflow
 from knowledge.memory.store import MemoryStore, Result
 from knowledge.provenance import Provenance
 from knowledge.skills.format import SkillError, check_category, check_name, validate_skill_md
@@ -197,11 +197,7 @@ class SettingRow:
     field: forms.BoundField
     kind: str
     env: str  # the environment variable that overrides the file, when one is set
-    file_value: Any
-
-    @property
-    def name(self) -> str:
-        return self.field.html_name
+    file_value: Any  # what config.yaml holds (shown beside a value the environment overrides)
 
 
 class ConfigForm(forms.Form):
@@ -262,10 +258,13 @@ class SettingsForm(ConfigForm):
 # --- memory -----------------------------------------------------------------------------------
 
 
-def over_limit_message(label: str, projected: int, limit: int) -> str:
+def over_limit_message(label: str, overflow: Overflow) -> str:
+    """The store's figures for a person (its own text tells the model to consolidate and retry)."""
+    after, limit, rest = overflow.after, overflow.limit, overflow.after - overflow.added
     return (
-        f"Too long to save: {label} holds at most {limit:,} characters, and this would make it {projected:,} "
-        f"({projected - limit:,} over). Shorten this entry, or edit or delete other entries first. Nothing was saved."
+        f"Too long to save: {label} holds at most {limit:,} characters, and this would make it {after:,} "
+        f"({after - limit:,} over). Shorten this entry, or edit or delete other entries first. Nothing was saved. "
+        f"This entry is {overflow.added:,} characters; the rest of {label.lower()} uses {rest:,}."
     )
 
 
@@ -303,7 +302,7 @@ class MemoryEntryForm(forms.Form):
     def _in_words(self, err: OpError) -> str:
         """The store's refusal is worded for the model ("use action 'replace' ... retry"); this is for a person."""
         if err.overflow is not None:
-            return over_limit_message(self.store.spec(self.target).label, err.overflow.after, err.overflow.limit)
+            return over_limit_message(self.store.spec(self.target).label, err.overflow)
         if err.kind == "invalid" and not self.cleaned_data.get("content", "").strip():
             return "The entry is empty: an entry needs non-empty text. Nothing was saved."
         return err.message

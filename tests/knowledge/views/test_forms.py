@@ -129,6 +129,7 @@ def test_the_over_limit_message_uses_the_stores_figures(auth_client, home: Path)
     write_raw(home, "MEMORY.md", ["a" * 1000, "b" * 897])  # 1,900 characters with the separator
     html = auth_client.post("/memory/memory/add/", {"content": "c" * 445}, **HX).content.decode()
     assert "Memory holds at most 2,200 characters, and this would make it 2,348 (148 over)." in html
+    assert "This entry is 445 characters; the rest of memory uses 1,903." in html  # 1,900 and a separator
     assert "retry" not in html and "current_entries" not in html  # nothing of the model's instructions
     assert "c" * 445 + "</textarea>" in html  # the draft stays
 
@@ -149,7 +150,8 @@ def test_a_write_refused_after_the_check_is_worded_the_same(home: Path) -> None:
     assert form.save() is None
     assert form.errors["content"] == [
         "Too long to save: User profile holds at most 40 characters, and this would make it 53 (13 over). "
-        "Shorten this entry, or edit or delete other entries first. Nothing was saved."
+        "Shorten this entry, or edit or delete other entries first. Nothing was saved. "
+        "This entry is 30 characters; the rest of user profile uses 23."
     ]
 
 
