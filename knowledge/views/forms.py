@@ -389,8 +389,7 @@ class SkillEditForm(_SkillForm):
 
     def clean_content(self) -> str:
         content = super().clean_content()
-        # A skill Hermes lists with a warning (imported as is) may keep what it had; so may its edits.
-        _skill_check(validate_skill_md, content, self.skill.name, lenient=bool(self.skill.warning))
+        _skill_check(self.store.check_edit, self.skill.name, content)
         return content
 
     def save(self) -> bool:

@@ -191,3 +191,13 @@ def test_the_skill_editor_keeps_the_draft_with_the_error(auth_client, home):
     assert "Not saved: frontmatter: &#x27;name&#x27; is &#x27;coffee&#x27; but the skill is &#x27;tea&#x27;" in html
     assert "Renamed by mistake" in html
     assert skill_file(home, "tea").read_bytes() == before
+
+
+def test_the_skill_editor_accepts_what_the_store_accepts(auth_client, home):
+    # A SKILL.md placed without frontmatter (as Hermes allows) may stay without it: the form asks the store.
+    path = home / "skills" / "release-notes" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("Write the notes from merged pull requests.\n", encoding="utf-8")
+    resp = auth_client.post("/skills/release-notes/edit/", {"content": "Write them from the changelog.\n"}, **HX)
+    assert resp.status_code == 200 and resp["HX-Redirect"] == "/skills/release-notes/"
+    assert path.read_text(encoding="utf-8") == "Write them from the changelog.\n"
