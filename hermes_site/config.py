@@ -58,6 +58,15 @@ log = logging.getLogger(__name__)
 DEFAULT_CONTEXT_WINDOW = 128_000
 
 
+# What the settings form is generated from: each key with its type, default, rule and choices.
+KeySpec = Setting
+
+
+def key_specs() -> list[KeySpec]:
+    """Every key the dashboard reads, in the schema's order."""
+    return list(all_settings())
+
+
 @dataclass(frozen=True)
 class Config:
     """One reading of config.yaml: a frozen section object per section, plus where it lives."""

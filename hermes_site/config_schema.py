@@ -77,6 +77,11 @@ class Setting:
             return "choice"
         return {bool: "bool", str: "text", tuple: "list"}.get(self.type, "number")
 
+    @property
+    def field_kind(self) -> str:
+        """The form field that edits it: "bool", "int", "float", "text" or "list"."""
+        return {bool: "bool", int: "int", float: "float", str: "text", tuple: "list"}[self.type]
+
     def coerce(self, value: Any) -> Any:
         """`value` as this key's type, or ConfigError naming the key and what it allows."""
         if isinstance(value, bool) and self.choices[:1] == ("off",):

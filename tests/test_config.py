@@ -196,3 +196,20 @@ def test_terminal_chat_uses_the_model_named_in_hermes_string_shape(tmp_path, ser
     assert "answer to hello" in r.stdout
     assert server.requests[0]["model"] == "anthropic/claude-opus-4"
     assert (home.path / "config.yaml").read_text() == HERMES_CONFIG
+
+
+def test_key_specs_describe_every_key_for_a_form():
+    specs = {spec.name: spec for spec in hermes_config.key_specs()}
+    assert set(specs) == {f"{s}.{k}" for s, keys in hermes_config.defaults().items() for k in keys}
+    timeout = specs["model.timeout"]
+    assert (timeout.field_kind, timeout.default, timeout.allowed) == (
+        "float",
+        60.0,
+        "a number of seconds between 0 and 3600",
+    )
+    assert specs["chat.auto_title"].field_kind == "bool" and specs["skills.disabled"].field_kind == "list"
+    evidence = specs["learning.evidence"]
+    assert evidence.choices == ("off", "required") and evidence.coerce("off") == "off"
+    with pytest.raises(hermes_config.ConfigError, match="config.yaml: learning.evidence must be"):
+        evidence.coerce("sometimes")
+    assert specs["memory.provider"].choices == ("", "session_recall") and specs["model.name"].choices == ()

@@ -68,14 +68,32 @@ class Op:
     expected: str | None = None
 
 
+@dataclass(frozen=True)
+class Overflow:
+    """The figures of a write refused for the limit, so a page can word it for a person."""
+
+    before: int  # characters the file held
+    added: int  # characters the new content brings
+    after: int  # what the file would hold
+    limit: int
+
+
 class OpError(Exception):
     """A rejected operation; `kind` drives the per-turn failure count, `extra` joins the result."""
 
-    def __init__(self, message: str, kind: str = "invalid", show_entries: bool = False, **extra: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: str = "invalid",
+        show_entries: bool = False,
+        overflow: Overflow | None = None,
+        **extra: Any,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
         self.show_entries = show_entries
+        self.overflow = overflow
         self.extra = extra
 
 
@@ -234,6 +252,7 @@ def apply_ops(
             "current_entries), then retry in this turn.",
             kind="overflow",
             show_entries=True,
+            overflow=Overflow(before=before_chars, added=new_chars, after=after_chars, limit=limit),
         )
     unchanged = "Entry already exists; nothing saved" if duplicate else "No change: the entry already has this text"
     return Outcome(entries=entries, changed=changed, summary="; ".join(summaries), unchanged_message=unchanged)

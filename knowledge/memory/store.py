@@ -170,6 +170,13 @@ class MemoryStore:
             return self._error(self.spec(target), "replace", err, None)
         return self._mutate(self.spec(target), parsed, prov, "replace", None)
 
+    def check_entry(self, target: str, text: str, index: int | None = None, expected: str | None = None) -> Outcome:
+        """What `add_entry` (no index) or `edit_entry` would do to the file as it is now, without
+        writing: the same checks (empty, threat scan, changed entry, limit), raised as OpError."""
+        action = "add" if index is None else "replace"
+        ops = parse_operations([{"action": action, "content": text}], index=index, expected=expected)
+        return apply_ops(self.spec(target), self.entries(target), ops, self.limit(target))
+
     def delete_entry(self, target: str, index: int, prov: Provenance, expected: str | None = None) -> Result:
         parsed = [Op(action="remove", index=index, expected=expected)]
         return self._mutate(self.spec(target), parsed, prov, "remove", None)

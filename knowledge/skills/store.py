@@ -187,11 +187,16 @@ class SkillStore:
             )
         return target
 
-    def edit(self, name: str, content: str, *, prov: Provenance | None = None) -> Path:
+    def check_edit(self, name: str, content: str) -> SkillInfo:
+        """The checks `edit` makes of a new SKILL.md, without writing (a form runs them first)."""
         check_name(name)
+        info = self._writable(name)
+        validate_existing(content, name, info.path.name, lenient=bool(info.warning))
+        return info
+
+    def edit(self, name: str, content: str, *, prov: Provenance | None = None) -> Path:
         with self.locked():
-            info = self._writable(name)
-            validate_existing(content, name, info.path.name, lenient=bool(info.warning))
+            info = self.check_edit(name, content)
             target = info.path / SKILL_FILE
             self._write(name, target, content.encode("utf-8"), "edit", prov or Provenance())
         return target

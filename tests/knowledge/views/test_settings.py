@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from hermes_site import config as hermes_config
-from knowledge.views.settings import FIELDS
+from knowledge.views.forms import SettingsForm
 from tests.hermes_home import HERMES_CONFIG
 
 pytestmark = pytest.mark.django_db
@@ -17,15 +17,13 @@ pytestmark = pytest.mark.django_db
 
 def form(**overrides: Any) -> dict[str, Any]:
     """The form as the page shows it for the current config, with some fields changed."""
-    data = hermes_config.get().data
     values: dict[str, Any] = {}
-    for f in FIELDS:
-        value = data[f.section][f.key]
-        if f.kind == "bool":
-            if value:
-                values[f.name] = "on"
+    for name, field in SettingsForm(config=hermes_config.get()).fields.items():
+        if isinstance(field.initial, bool):
+            if field.initial:
+                values[name] = "on"
         else:
-            values[f.name] = str(value)
+            values[name] = str(field.initial)
     for key, value in overrides.items():
         name = key.replace("__", ".")
         if value is None:
