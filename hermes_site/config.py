@@ -1,4 +1,4 @@
-"""Typed loader for HERMES_HOME/config.yaml (SPEC §9).
+"""Typed loader for HERMES_HOME/config.yaml (docs/BEHAVIOUR.md, Configuration).
 
 This is the one place configuration is read. It is plain Python (no Django) so the agent
 loop, the terminal chat and the Django settings all share it. Validation errors name the
@@ -49,7 +49,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "agent": {"max_iterations": 60, "max_message_chars": 100_000},
     # auto_title: after a chat's first answer the model names it, unless the person already did.
     "chat": {"auto_title": True},
-    # "required": review and flush writes must quote the conversation (SPEC §10); "off": the seed's way.
+    # "required": review and flush writes must quote the conversation; "off": Hermes Agent's way, no quotes.
     "learning": {"evidence": "required"},
 }
 
@@ -173,7 +173,7 @@ def _coerce(section: str, key: str, value: Any) -> Any:
 
 # Values of keys the dashboard reads but does not implement every option of: a Hermes home may
 # name a provider only Hermes has (mem0, honcho, ...). Such a value is a warning, not an error,
-# and the dashboard runs as if the key were unset (issue 17.2).
+# and the dashboard runs as if the key were unset.
 _LENIENT = {("memory", "provider")}
 
 

@@ -1,4 +1,4 @@
-"""Full-text search over messages (SPEC §4): two FTS5 indexes kept in sync by triggers.
+"""Full-text search over messages: two FTS5 indexes kept in sync by triggers.
 
 1. `knowledge_message_fts` — word index (porter + unicode61, diacritics folded), an FTS5
    *external-content* table whose content is the view `knowledge_message_search_src`: the message

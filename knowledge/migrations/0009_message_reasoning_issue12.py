@@ -1,4 +1,4 @@
-"""Message.reasoning: the model's thinking stored with its reply (issue 12).
+"""Message.reasoning: the model's thinking stored with its reply.
 
 SQLite's AddField rebuilds the table, which the full-text view and triggers over
 knowledge_message (0003_search_index) do not survive; a plain ADD COLUMN keeps them and is

@@ -1,4 +1,4 @@
-"""PostgreSQL search, second shape (issue 18): the word index moves to a narrow table of its own,
+"""PostgreSQL search, second shape: the word index moves to a narrow table of its own,
 and no English stop word is dropped.
 
 - `knowledge_message_search` holds one row per message: its id, the columns search filters on

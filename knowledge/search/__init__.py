@@ -1,4 +1,4 @@
-"""Full-text search over stored messages (SPEC §4).
+"""Full-text search over stored messages (docs/BEHAVIOUR.md, Sessions and search).
 
 On PostgreSQL the same functions run on its full-text index (knowledge/search/postgres.py).
 On SQLite, two FTS5 indexes are created by `knowledge/migrations/0003_search_index.py`: a word index (porter +

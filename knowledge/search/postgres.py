@@ -1,5 +1,5 @@
 """Full-text search on PostgreSQL: the same results as the FTS5 path (knowledge/search/__init__.py),
-from the index of knowledge 0011_postgres_search_table_issue18.
+from the index of knowledge migration 0011.
 
 Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
 no stop words, accents folded), one per literal term from the same sanitiser (knowledge/search/sanitize.py),

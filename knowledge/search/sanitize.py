@@ -1,4 +1,4 @@
-"""The search query sanitiser (SPEC §4): what a person types becomes literal terms.
+"""The search query sanitiser: what a person types becomes literal terms.
 
 User text never reaches FTS5 `MATCH` raw: `parse_terms` turns it into a list of literal terms
 and `sanitize_query` quotes every one of them, so nothing a person types is FTS syntax.

@@ -1,4 +1,4 @@
-"""Settings page: edit config.yaml with the start-up validation (SPEC §9, issue 7.7).
+"""Settings page: edit config.yaml with the start-up validation.
 
 Posted text is read as YAML scalars, exactly as it would be written in config.yaml, then the
 whole file goes through `hermes_site.config.validate`: a wrong value gives the same ConfigError

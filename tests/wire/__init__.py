@@ -4,7 +4,7 @@ Each case names the server and version it imitates and the public page (doc or i
 shape was taken from. The byte layout (which fields, where, how split) is the server's; the
 tool called and its arguments are ours (`memory` add), so every tool-calling shape saves an
 entry a test can look for. Cases are grouped per server in the modules of this package and
-collected in `CASES`; `family` is the numbered item of issue 12 the case covers.
+collected in `CASES`; `family` is the kind of quirk the case covers, numbered as in docs/BEHAVIOUR.md, Model servers.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class WireCase:
     name: str
     server: str  # server and version imitated
     source: str  # public URL the shape comes from
-    family: int  # 1-10: the numbered item of issue 12
+    family: int  # 1-10: the kind of quirk (docs/BEHAVIOUR.md, Model servers)
     raw: Raw
     stream: bool  # server-sent events (else one JSON body)
     saves: tuple[str, ...] = ()  # memory entries its tool calls save
