@@ -1,4 +1,4 @@
-"""Where background jobs run: the one place that decides (issue 18).
+"""Where background jobs run: the one place that decides (docs/DECISIONS.md, record 10).
 
 A job is a django-tasks `Task` whose arguments are ids only, so it can be run later by another
 process. With HERMES_QUEUE=threads (the embedded default) it runs on a bounded thread pool of

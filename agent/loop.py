@@ -1,4 +1,4 @@
-"""The tool-calling loop (SPEC §6): one loop, three drivers (browser, terminal, review).
+"""The tool-calling loop (docs/DECISIONS.md, record 4): one loop, three drivers (browser, terminal, review).
 
 `AgentLoop.run()` takes a message list (OpenAI chat format, system prompt first), calls the
 model, runs the tool calls it asks for, appends every assistant and tool message to the list,

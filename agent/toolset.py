@@ -9,7 +9,7 @@ from hermes_site.config import Config
 
 def build_registry(config: Config) -> ToolRegistry:
     registry = ToolRegistry()
-    # A target switched off in config leaves the tool; with both off, the tool goes (SPEC §2).
+    # A target switched off in config leaves the tool; with both off, the tool goes (docs/BEHAVIOUR.md, Memory).
     if config.memory_on:
         registry.register(memory_tool.make_tool())
     for tool in skill_tools.make_tools():

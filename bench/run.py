@@ -1,10 +1,10 @@
-"""The one entry point: run every benchmark of issue 16 and write bench/RESULTS.md.
+"""The one entry point: run every benchmark and write bench/RESULTS.md.
 
     .venv/bin/python -m bench                    # everything, full sizes (< 15 minutes on 2 cores)
     .venv/bin/python -m bench --scale tiny       # every benchmark once at tiny sizes (the smoke test)
     .venv/bin/python -m bench --only overhead search --out /tmp/r.md
 
-Benchmarks (each in its own process, see bench/part.py), in the issue's order:
+Benchmarks (each in its own process, see bench/part.py), numbered as in the README's benchmark table:
  1 overhead        a turn through AgentSession vs the raw openai client, same request
  2+3 live          websocket first token; 20/50/100 sessions at a real model's pace, 20 at a fast one
  4 review_overhead chat turn latency with reviews running (1 and 10 sessions reviewing)

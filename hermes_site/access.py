@@ -1,4 +1,4 @@
-"""Local-first access control (issue 8): a login token printed with the URL, like Jupyter.
+"""Local-first access control (docs/DECISIONS.md, record 13): a login token printed with the URL, like Jupyter.
 
 The token is generated on first run and stored in HERMES_HOME (mode 600). Visiting
 `/login?token=…` (or posting it on the login page) logs the browser in as the local owner —

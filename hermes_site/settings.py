@@ -120,7 +120,7 @@ else:
             },
             # Connections persist per thread: chat turns, review threads and the consumers' database
             # calls (which close "old" connections around every call) would otherwise reconnect and
-            # rerun the PRAGMAs above each time (~16% of the server's CPU per turn, issue 16).
+            # rerun the PRAGMAs above each time (~16% of the server's CPU per turn, bench/live.py).
             "CONN_MAX_AGE": None,
             # A file (not :memory:) so review threads and subprocesses see the same test database.
             "TEST": {"NAME": str(HERMES_HOME / "test_dashboard.sqlite3")},

@@ -1,4 +1,4 @@
-"""Login throttling, a token-free access log and a logout that ends every session (issue 14, items 7-9)."""
+"""Login throttling, a token-free access log and a logout that ends every session."""
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def test_database_is_sqlite_in_home_with_wal(tmp_path):
     assert r.stdout.split()[-2:] == ["wal", "20000"], r.stderr
 
 
-# --- a home shared with Hermes Agent (issue 17.1, 17.2) ---------------------------------------
+# --- a home shared with Hermes Agent ----------------------------------------------------------
 
 
 def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:

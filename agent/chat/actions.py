@@ -1,4 +1,4 @@
-"""Message actions on one chat (issue 13): fork to edit or regenerate, the chat's model, export.
+"""Message actions on one chat: fork to edit or regenerate, the chat's model, export.
 
 The browser calls these with fetch and shows any `error` it gets back in plain words.
 """

@@ -1,4 +1,4 @@
-"""Forking a chat: edit-and-resend and regenerate (issue 13, "Message actions").
+"""Forking a chat: edit-and-resend and regenerate.
 
 Both start a new chat whose `parent` is the old one and which holds the old chat's messages
 up to (not including) a user message; the browser then sends the new (or the same) text there.

@@ -1,4 +1,4 @@
-"""Websocket consumers: they only translate (DESIGN "The shape in one picture").
+"""Websocket consumers: they only translate (docs/ARCHITECTURE.md, "The path of a turn").
 
 `/ws/chat/<session_id>/` — frames in: {"type": "message", "text"}, {"type": "stop"},
 {"type": "ping"}. Frames out, for one turn and in this order: turn_started, delta*,

@@ -69,7 +69,7 @@ ClientFactory = Callable[[Config, str | None], ModelClient]
 def default_client_factory(config: Config, model: str | None = None) -> ModelClient:
     """A client on the process's shared connection to the configured server (agent/clients.py).
 
-    What the server refused is stored, so every session and process starts adapted (issue 12)."""
+    What the server refused is stored, so every session and process starts adapted."""
     client: ChatClient = clients.shared.chat_client(config, model, capabilities=DbCapabilityStore())
     return client
 
@@ -357,7 +357,7 @@ class AgentSession:
 
     # -- ending -------------------------------------------------------------------------------
     def end(self, reason: str = "closed") -> None:
-        """End the session: memory flush (SPEC §5), mark it ended, release the client.
+        """End the session: memory flush (docs/BEHAVIOUR.md, The learning loop), mark it ended, release the client.
 
         Waits for a turn of this agent still running, so ending never cuts an answer off."""
         with self._turn_lock:

@@ -285,7 +285,7 @@ def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
 
 
 def create_session() -> ChatSession:
-    """A new web session with its frozen system prompt (SPEC §2: snapshot at session start)."""
+    """A new web session with its frozen system prompt (memory is read into it once, at session start)."""
     agent = AgentSession.open(source="web")
     agent.close()
     return agent.session
@@ -306,7 +306,7 @@ class ToolCard:
 
 
 # How an answer ended, when it did not end normally: kept with the message (finish_reason),
-# so a reload shows a stopped answer as stopped (issue 13, defect 3).
+# so a reload shows a stopped answer as stopped.
 ENDINGS = {
     "interrupted": "Stopped. What was written so far is kept.",
     "error": "Cut off by an error. What was written so far is kept.",

@@ -1,4 +1,4 @@
-"""A short chat title suggested by the model (issue 13, defect 4): one plain completion, no tools.
+"""A short chat title suggested by the model: one plain completion, no tools.
 
 On request (the rename form's "Suggest" button), and on its own after a browser chat's first
 completed exchange (`chat.auto_title`, when a model is configured): a background job (agent/jobs.py) asks

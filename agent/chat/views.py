@@ -29,7 +29,7 @@ CHECK_TIMEOUT = 10.0
 # An attached text file is stored inside the message, so it must leave room for what is typed.
 ATTACH_BYTES = 50_000
 
-# What the first-run panel suggests for the usual servers (SPEC §9: any OpenAI-compatible one).
+# What the first-run panel suggests for the usual servers (any OpenAI-compatible one works).
 PRESETS = [
     {"label": "OpenAI", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "key_env": "OPENAI_API_KEY"},
     {

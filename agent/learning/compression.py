@@ -1,4 +1,4 @@
-"""Memory flush and context compression (SPEC §5, seed §20.4).
+"""Memory flush and context compression (docs/BEHAVIOUR.md, The learning loop).
 
 The flush runs on a copy of the conversation: the flush message, the model's reply and the
 tool results never enter the live message list or the stored history. Its memory calls go
@@ -63,7 +63,7 @@ SUMMARY_INSTRUCTION = (
 )
 
 
-# The evidence rule's paragraph for the flush (SPEC §10); the review has its own wording of it.
+# The evidence rule's paragraph for the flush (docs/DECISIONS.md, record 5); the review has its own wording of it.
 FLUSH_EVIDENCE_RULE = (
     "Evidence rule: save only what the user said or clearly showed. With every memory write pass "
     "'evidence': the user's exact words, quoted verbatim. Never infer personal facts; a write whose "
@@ -109,7 +109,7 @@ class TokenCount:
     """`estimate_tokens` of one session's message list, measuring each message once.
 
     Checked before every model call, the estimate serialised the whole conversation each time
-    (~5% of the server's CPU per turn with 80 messages, issue 16). The list only grows, or is
+    (~5% of the server's CPU per turn with 80 messages, under bench/live.py). The list only grows, or is
     rewritten by compression; a message is never changed in place once in it (the loop appends
     new dicts), so a message seen at the same place is the same size."""
 

@@ -1,4 +1,4 @@
-"""External memory providers (SPEC §5, seed §20.8).
+"""External memory providers (docs/BEHAVIOUR.md, The learning loop).
 
 A provider hears every completed turn (`sync_turn`), is asked to prepare context for what the
 user might say next (`queue_prefetch`), and is asked for context at the start of a turn

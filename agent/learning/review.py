@@ -1,4 +1,4 @@
-"""The background review (SPEC §5, seed §20.3): a shadow run of the same loop that saves
+"""The background review (docs/BEHAVIOUR.md, The learning loop): a shadow run of the same loop that saves
 what the conversation taught into memory and skills.
 
 It runs in the background (agent/jobs.py: a bounded thread pool, or the durable queue), at
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 REVIEW_TOOLS = ("memory", "skill_manage", "skills_list", "skill_view")
 
-# The three prompts of the seed (§20.3.1), verbatim; the combined prompt's "..." stand for the
+# Hermes Agent's three review prompts, verbatim; the combined prompt's "..." stand for the
 # focus paragraphs of the other two, which are spelled out here.
 MEMORY_REVIEW_PROMPT = (
     "Review the conversation above and consider saving to memory "
@@ -91,7 +91,7 @@ PROMPTS: dict[str, str] = {
 
 NOTHING_TO_SAVE = "Nothing to save."
 
-# The one paragraph the evidence rule adds to the review and flush prompts (SPEC §10).
+# The one paragraph the evidence rule adds to the review and flush prompts (docs/BEHAVIOUR.md, Knowledge verification).
 EVIDENCE_RULE = (
     "Evidence rule: save only what the user said or clearly showed in this conversation. With every "
     "memory or skill_manage write, pass 'evidence': the exact words you rely on, quoted verbatim (the "
@@ -106,7 +106,7 @@ MAX_WAIT_SECONDS = 30 * 60
 
 
 def review_request(kind: str, config: Config, outcomes: str = "") -> str:
-    """The user message that starts a review: the seed's prompt, then the evidence rule (when on),
+    """The user message that starts a review: Hermes' prompt, then the evidence rule (when on),
     then the records of skills that keep failing (skill reviews)."""
     parts = [PROMPTS[kind]]
     if config.learning.evidence == "required":
@@ -124,7 +124,7 @@ def prompt_kind(review_memory: bool, review_skills: bool) -> str:
 
 def summarize_results(tool_messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
     """The 💾 summary: messages of successful results that changed something, de-duplicated
-    in order and joined with " · " (SPEC §5)."""
+    in order and joined with " · "."""
     actions: list[str] = []
     changes: list[dict[str, str]] = []
     for msg in tool_messages:

@@ -1,4 +1,4 @@
-"""The evidence rule for the knowledge tools (SPEC §10): who must quote what, and what happens to
+"""The evidence rule for the knowledge tools (docs/DECISIONS.md, record 5): who must quote what, and what happens to
 a write whose quotes are not found.
 
 - main agent: its write is answering the person in this turn, so the turn's user message is its

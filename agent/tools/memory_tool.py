@@ -1,4 +1,4 @@
-"""The `memory` tool (SPEC §2): the model's way to write MEMORY.md and USER.md.
+"""The `memory` tool (docs/BEHAVIOUR.md, Memory): the model's way to write MEMORY.md and USER.md.
 
 All the rules live in `knowledge.memory.store.MemoryStore`; this module only validates the
 model's arguments, refuses disabled targets, stages review writes when write approval is on,

@@ -1,4 +1,4 @@
-"""Tool `session_search` (SPEC §4): find past sessions and recall what happened in them.
+"""Tool `session_search` (docs/BEHAVIOUR.md, Sessions and search): find past sessions and recall what happened in them.
 
 With a query: the best-matching sessions (bm25, best message per session, the current
 session excluded), each with a highlighted snippet, the messages around the match and a

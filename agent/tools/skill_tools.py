@@ -1,4 +1,4 @@
-"""The skill tools (SPEC §3): skills_list, skill_view, skill_manage.
+"""The skill tools (docs/BEHAVIOUR.md, Skills): skills_list, skill_view, skill_manage.
 
 Thin adapters over knowledge.skills.store.SkillStore: argument checking, the exact result shapes the
 model sees, and staging of review writes when skills.write_approval is on. Every failure comes

@@ -4,7 +4,7 @@ SQLite lets one writer in at a time; a writer that finds the database locked wai
 busy handler, which does not wake when the lock frees but sleeps in growing steps (1, 2, 5,
 10, ... 100 ms). With dozens of chats writing at once on one server's threads (each turn stores
 its messages and releases its lease), a write of a millisecond waited tens of milliseconds, and
-at 100 sessions the first token of some turns came a second late (bench/live.py, issue 16).
+at 100 sessions the first token of some turns came a second late (bench/live.py).
 
 Here every write of this process (a transaction, which the settings begin IMMEDIATE, or a
 single INSERT/UPDATE/DELETE outside one) first takes one lock per database file, handed over

@@ -1,4 +1,4 @@
-"""Pure memory operations (SPEC §2): the file format, the limits, add/replace/remove on a list
+"""Pure memory operations (docs/BEHAVIOUR.md, Memory): the file format, the limits, add/replace/remove on a list
 of entries, and the threat masking for the prompt. No I/O here: `knowledge.memory.store`
 owns the files, the lock and the change log, and applies what these functions decide."""
 
@@ -19,7 +19,7 @@ RULE = "═" * 46
 # Hermes' cap: three failed consolidation attempts are answered normally, the fourth is terminal.
 MAX_FAILURES_PER_TURN = 3
 FAILURE_KEY = "memory_failures"
-# Failures that mean "the model is trying to consolidate and not getting there" (SPEC §2).
+# Failures that mean "the model is trying to consolidate and not getting there".
 _COUNTED_FAILURES = frozenset({"overflow", "no_match"})
 
 

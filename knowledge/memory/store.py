@@ -1,4 +1,4 @@
-"""The memory store (SPEC §2): MEMORY.md (target "memory") and USER.md (target "user").
+"""The memory store (docs/BEHAVIOUR.md, Memory): MEMORY.md (target "memory") and USER.md (target "user").
 
 The files are the source of truth; every write the product makes (agent tool, review, flush,
 dashboard, undo) goes through this one class so the lock, the limits, the threat scan and the

@@ -1,4 +1,4 @@
-"""The search query sanitiser (SPEC §4): what a person types becomes literal terms.
+"""The search query sanitiser: what a person types becomes literal terms.
 
 User text never reaches FTS5 `MATCH` raw: `parse_groups` turns it into alternatives (a bare `OR`
 between words, as in Hermes and FTS5) of literal terms, and `match_expression` quotes every one

@@ -91,7 +91,7 @@ class SkillInfo:
     description: str = ""
     enabled: bool = True
     error: str = ""
-    warning: str = ""  # a limit the skill breaks but is still used with (issue 17.9)
+    warning: str = ""  # a limit the skill breaks but is still used with, as Hermes lists it
 
     @property
     def broken(self) -> bool:

@@ -1,4 +1,4 @@
-"""The SKILL.md format (SPEC §3, the open Agent Skills format) and skill path rules.
+"""The SKILL.md format (the open Agent Skills format) and skill path rules.
 
 Pure functions, no Django and no file system writes: the store, the tools, the importer and
 the skills page all validate through here, so a skill the UI accepts is one the agent accepts.
@@ -27,7 +27,7 @@ MAX_FILE_BYTES = 1024 * 1024
 # with a warning, as Hermes does; beyond this it is refused even then.
 MAX_LENIENT_SKILL_CHARS = MAX_FILE_BYTES
 SKILL_FILE = "SKILL.md"
-# The folders SPEC §3 names for supporting files. Any other file in a skill's folder is kept too
+# The folders the Agent Skills format names for supporting files. Any other file in a skill's folder is kept too
 # (LICENSE.txt, reference/, examples/, fonts: Agent Skills ship them and SKILL.md points at them).
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
 MAX_REL_PATH_CHARS = 500

@@ -1,4 +1,4 @@
-"""The skill store (SPEC §3): HERMES_HOME/skills/[<category>/]<name>/SKILL.md and its files.
+"""The skill store (docs/BEHAVIOUR.md, Skills): HERMES_HOME/skills/[<category>/]<name>/SKILL.md and its files.
 
 Files are the source of truth; this is the only code that writes them. Every mutation runs
 under an flock on skills/.lock (shared with other processes using the same home), writes
@@ -156,7 +156,7 @@ class SkillStore:
     def create(
         self, name: str, content: str, *, category: str = "", prov: Provenance | None = None, lenient: bool = False
     ) -> Path:
-        """A new skill; `lenient` (imports) accepts what Hermes lists with a warning (issue 17.9)."""
+        """A new skill; `lenient` (imports) accepts what Hermes lists with a warning."""
         prov = prov or Provenance()
         check_name(name)
         check_category(category)

@@ -1,4 +1,4 @@
-"""Import an existing Hermes Agent home (SPEC §7); knowledge/transfer/export.py writes the other way.
+"""Import an existing Hermes Agent home; knowledge/transfer/export.py writes the other way.
 
 Import writes only through the stores (MemoryStore.add, SkillStore.create / write_file) with
 Provenance(actor="import"), so the lock, limits, threat scan and change log all apply. Every

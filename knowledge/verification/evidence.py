@@ -1,4 +1,4 @@
-"""Evidence for learned knowledge (SPEC §10): verbatim quotes checked against the conversation.
+"""Evidence for learned knowledge (docs/DECISIONS.md, record 5): verbatim quotes checked against the conversation.
 
 A review or flush write must quote the conversation it learned from. A quote is supported when,
 after folding whitespace, case and quote marks, it occurs inside one of the messages the writer

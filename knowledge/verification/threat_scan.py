@@ -1,4 +1,4 @@
-"""Threat scan for text that ends up in the system prompt (SPEC §2, the seed's `_scan_memory_content`).
+"""Threat scan for text that ends up in the system prompt (Hermes Agent's `_scan_memory_content`, made stricter).
 
 Memory entries are rendered into every future system prompt, so a single poisoned entry is a
 persistent prompt injection. Every memory write is scanned (a hit means nothing is written) and
@@ -6,7 +6,7 @@ every entry is scanned again on load (a hit is masked in the prompt only).
 
 Two rules, and why:
 - Hidden characters are refused outright, checked on the RAW text: what the model reads must be
-  what the curator reads. That covers the 17 code points the spec names and every other
+  what the curator reads. That covers the 17 code points Hermes Agent's scan checks and every other
   format character (direction marks U+200E/U+200F/U+061C, soft hyphen, TAG characters used for
   "ASCII smuggling"), stray variation selectors and blank fillers such as U+3164
   (knowledge/verification/threat_normalize.py, `first_hidden`). Ordinary emoji and flag sequences pass.
@@ -52,7 +52,7 @@ class ThreatHit:
     reason: str
 
 
-# The 17 code points the spec names (all refused; `first_hidden` refuses more).
+# The 17 code points Hermes Agent's scan checks (all refused; `first_hidden` refuses more).
 INVISIBLE_CHARS: dict[str, str] = {
     ch: char_label(ch).split(" (", 1)[1].rstrip(")")
     for ch in "\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"

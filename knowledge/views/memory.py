@@ -1,4 +1,4 @@
-"""Memory page (SPEC §7): both targets side by side, edited in place through MemoryStore.
+"""Memory page: both targets side by side, edited in place through MemoryStore.
 
 Every write goes through the store with Provenance(actor="user"), so the page gets the agent's
 lock, limits and threat scan; the entry form (knowledge/views/forms.py) runs the store's checks

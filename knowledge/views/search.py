@@ -1,4 +1,4 @@
-"""History search page (SPEC §4): results as you type, filters, counts, pagination.
+"""History search page: results as you type, filters, counts, pagination.
 
 The page is one GET form so it works without JavaScript; htmx re-requests it on input and
 swaps in only the results partial (`request.htmx`). Everything a person types reaches the

@@ -1,4 +1,4 @@
-"""Skills pages (SPEC §7): list with search, filters and bulk actions; create; view, edit, toggle, delete.
+"""Skills pages: list with search, filters and bulk actions; create; view, edit, toggle, delete.
 
 Every write goes through SkillStore with Provenance(actor="user"): the page validates exactly as
 the agent's skill_manage does, and each write lands in the change log.

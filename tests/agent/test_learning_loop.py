@@ -14,7 +14,7 @@ from tests.learning import (
 )
 
 # These tests are about the loop's rhythm, with turns like "turn 3" that state nothing: the
-# evidence rule (tested in tests/agent/tools/test_evidence_gate.py) is off so the seed's writes land.
+# evidence rule (tested in tests/agent/tools/test_evidence_gate.py) is off so writes without quotes land, as in Hermes Agent.
 SEED_RULES = "learning:\n  evidence: off\n"
 
 

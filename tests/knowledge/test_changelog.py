@@ -1,4 +1,4 @@
-"""The change log (SPEC §7): stores record who changed what; undo is dispatched to the store
+"""The change log: stores record who changed what; undo is dispatched to the store
 that owns the file; undoing a review goes newest first so each file ends as it was."""
 
 from __future__ import annotations

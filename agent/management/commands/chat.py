@@ -1,4 +1,4 @@
-"""`python manage.py chat [--session NAME] [-m TEXT ...]` — the terminal chat (SPEC §8).
+"""`python manage.py chat [--session NAME] [-m TEXT ...]` — the terminal chat.
 
 Answers stream to standard output; tool activity and errors go to standard error; the 💾
 lines of background reviews go to standard output. With -m it runs the messages as turns,

@@ -1,4 +1,4 @@
-"""Memory flush and context compression (SPEC §5): where the conversation is cut, when it is
+"""Memory flush and context compression: where the conversation is cut, when it is
 compressed, and that neither the flush nor the summary loses a stored message."""
 
 from __future__ import annotations

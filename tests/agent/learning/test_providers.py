@@ -1,4 +1,4 @@
-"""External memory providers (SPEC §5, §20.8): a failing provider never reaches the chat, recalled
+"""External memory providers: a failing provider never reaches the chat, recalled
 context goes into the API copy of the last user message only, and session_recall finds a past
 session."""
 

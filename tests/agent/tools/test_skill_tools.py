@@ -1,4 +1,4 @@
-"""The skill tools as the model sees them: skills_list, skill_view, skill_manage (SPEC §3)."""
+"""The skill tools as the model sees them: skills_list, skill_view, skill_manage."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pure memory operations (SPEC §2): the file format, usage, argument checks and add/replace/
+"""Pure memory operations: the file format, usage, argument checks and add/replace/
 remove decided on a list of entries, all or nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""MemoryStore behaviour of SPEC §2 and §7: files, limits, errors, backups, snapshot (its change log
+"""MemoryStore behaviour (docs/BEHAVIOUR.md, Memory): files, limits, errors, backups, snapshot (its change log
 and undo: test_memory_store_history.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SkillStore: create, edit, patch, supporting files, disable/enable, usage, index (SPEC §3)."""
+"""SkillStore: create, edit, patch, supporting files, disable/enable, usage, index."""
 
 from __future__ import annotations
 

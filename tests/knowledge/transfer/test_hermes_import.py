@@ -100,7 +100,7 @@ def test_import_reports_overflow_threats_and_name_clashes(home: Path, tmp_path: 
     )
     (src / "skills" / "broken").mkdir()
     (src / "skills" / "broken" / "SKILL.md").write_text("no frontmatter", encoding="utf-8")
-    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside SPEC's four folders")
+    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside the format's four folders")
 
     report = transfer.import_path(src)
     by_name = {i.name: i for i in report.items}
@@ -240,7 +240,7 @@ def test_import_and_undo_commands(home: Path, tmp_path: Path, capsys: pytest.Cap
         call_command("import_hermes", "--undo", "99999")
 
 
-# --- a home shared with Hermes Agent (issue 17.4, 17.5, 17.9) ------------------------------------
+# --- a home shared with Hermes Agent -------------------------------------------------------------
 
 
 def test_import_keeps_every_file_of_a_skill_and_the_page_lists_them(auth_client, home: Path, tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The threat corpus through every way a note reaches memory: the memory tool, the memory page, import.
 
-Acceptance (issue 14): at least 95% of at least 300 hostile notes (8 languages, 10+ disguise
-families) refused on every path, at most 1% of at least 300 benign notes refused. Issue 17:
+The bar: at least 95% of at least 300 hostile notes (8 languages, 10+ disguise
+families) refused on every path, at most 1% of at least 300 benign notes refused; and
 every phrasing Hermes Agent refuses is refused here too, including through `replace`.
 The figures are printed (run with -s to see them).
 """

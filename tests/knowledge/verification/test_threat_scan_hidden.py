@@ -1,4 +1,4 @@
-"""Hidden text: what the model would read must be what the curator reads (issue 14, item 1)."""
+"""Hidden text: what the model would read must be what the curator reads."""
 
 from __future__ import annotations
 
