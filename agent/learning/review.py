@@ -41,6 +41,13 @@ log = logging.getLogger(__name__)
 
 REVIEW_TOOLS = ("memory", "skill_manage", "skills_list", "skill_view")
 
+
+def review_tools(kind: str) -> tuple[str, ...]:
+    """The tools a review of this kind is offered: a memory-only review cannot write skills at all
+    (it may still look at them, to see that an entry would restate one)."""
+    return tuple(t for t in REVIEW_TOOLS if kind != "memory" or t != "skill_manage")
+
+
 # The three prompts of the seed (§20.3.1), verbatim; the combined prompt's "..." stand for the
 # focus paragraphs of the other two, which are spelled out here.
 MEMORY_REVIEW_PROMPT = (
@@ -94,10 +101,11 @@ NOTHING_TO_SAVE = "Nothing to save."
 # The one paragraph the evidence rule adds to the review and flush prompts (SPEC §10).
 EVIDENCE_RULE = (
     "Evidence rule: save only what the user said or clearly showed in this conversation. With every "
-    "memory or skill_manage write, pass 'evidence': the exact words you rely on, quoted verbatim (the "
-    "user's own words for memory; the user's words or tool output for skills). Never infer personal "
-    "facts; the assistant's own suggestions, hypotheticals, jokes and other people's preferences are not "
-    "the user's. A write whose quotes are not found in the conversation is not saved."
+    "memory or skill_manage write, pass 'evidence': the exact words you rely on, quoted verbatim as whole "
+    "sentences (the user's own words for memory, not text they pasted; for skills, tool output showing the "
+    "steps worked or the user saying so). Never infer personal facts; the assistant's own suggestions, "
+    "hypotheticals, questions, jokes and other people's preferences are not the user's. A write the quotes "
+    "do not support is not saved but held for the user."
 )
 
 # A review waiting for another of its session gives up after this long (the other is bounded by
@@ -286,7 +294,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
         )
         loop = AgentLoop(
             client=client,
-            registry=job.registry.subset(REVIEW_TOOLS),
+            registry=job.registry.subset(review_tools(kind)),
             ctx=ctx,
             max_iterations=int(config.get("review", "max_iterations")),
         )

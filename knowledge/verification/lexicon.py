@@ -167,7 +167,10 @@ NEGATION = re.compile(
         "refuse",
         "refuses",
     ).pattern
-    + "|不|没|别|未|无|勿|讨厌|拒绝|从不|不再"
+    # Chinese negation characters, except inside common words that do not negate
+    # (不错 "not bad", 特别 "especially", 别人 "others", 未来 "future", 无线 "wireless").
+    + "|不(?![错过但仅久同管如论断])|没(?!错)|(?<![特区分个级类性识辨告])别(?![人的])|未(?!来)|无(?![线论])|勿"
+    + "|讨厌|拒绝|从不|不再"
 )
 CONDITIONAL = re.compile(
     _words(

@@ -130,7 +130,10 @@ def quote_reason(quote: str) -> str:
     if lexicon.is_acknowledgement(quote):
         return f"{quote[:80]!r} is an acknowledgement; it shows nothing about the person."
     if lexicon.substance(quote) < MIN_SUBSTANCE:
-        return f"The quote {quote[:80]!r} is too short to show anything (fewer than {MIN_SUBSTANCE} words that say something)."
+        return (
+            f"The quote {quote[:80]!r} is too short to show anything "
+            f"(fewer than {MIN_SUBSTANCE} words that say something)."
+        )
     return ""
 
 
