@@ -113,11 +113,11 @@ EVIDENCE_RULE = (
 MAX_WAIT_SECONDS = 30 * 60
 
 
-def review_request(kind: str, config: Config, outcomes: str = "") -> str:
-    """The user message that starts a review: the seed's prompt, then the evidence rule (when on),
-    then the records of skills that keep failing (skill reviews)."""
+def review_request(kind: str, config: Config, outcomes: str = "", *, evidence_rule: bool | None = None) -> str:
+    """The user message that starts a review: the seed's prompt, then the evidence rule (when on, or
+    when `evidence_rule` says so), then the records of skills that keep failing (skill reviews)."""
     parts = [PROMPTS[kind]]
-    if config.get("learning", "evidence") == "required":
+    if evidence_rule if evidence_rule is not None else config.get("learning", "evidence") == "required":
         parts.append(EVIDENCE_RULE)
     if outcomes and kind in ("skill", "combined"):
         parts.append(outcomes)
@@ -220,16 +220,18 @@ def run_review_now(
     registry: ToolRegistry,
     client_factory: Any,
     trigger: str = "eval",
+    evidence_rule: bool | None = None,
 ) -> ReviewRun:
     """The same review, run in the calling thread (manage.py eval_learning measures it this way,
-    inside a transaction it rolls back)."""
+    inside a transaction it rolls back, with the same prompt whether the evidence gate is on or off)."""
     run = ReviewRun.objects.create(
         session_id=session_id, trigger=trigger, prompt_kind=kind, model=config.review_model, status="queued"
     )
     if not run.start(this_worker()):
         run.fail("Another review of this session is running.")
         return run
-    return _execute(ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory), run)
+    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory, evidence_rule)
+    return _execute(job, run)
 
 
 def wait_for_reviews(session_id: str, timeout: float) -> bool:
@@ -250,6 +252,7 @@ class ReviewJob:
     config: Config
     registry: ToolRegistry
     client_factory: Any
+    evidence_rule: bool | None = None  # None: as learning.evidence says
 
 
 def _run_review(job: ReviewJob) -> ReviewRun | None:
@@ -299,7 +302,9 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
             max_iterations=int(config.get("review", "max_iterations")),
         )
         handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
-        messages = job.snapshot + [{"role": "user", "content": review_request(kind, config, handed)}]
+        messages = job.snapshot + [
+            {"role": "user", "content": review_request(kind, config, handed, evidence_rule=job.evidence_rule)}
+        ]
         for event in loop.run(messages):
             if isinstance(event, ModelCalled):
                 run.prompt_tokens += event.usage.prompt_tokens
