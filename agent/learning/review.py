@@ -275,6 +275,21 @@ def _wait_for_turn(run: ReviewRun) -> bool:
     return poll_until(lambda: run.start(this_worker()), MAX_WAIT_SECONDS)
 
 
+def _review_context(job: ReviewJob, client: Any) -> ToolContext:
+    return ToolContext(
+        actor="review",
+        session_id=job.session_id,
+        review_id=job.run_id,
+        turn_state={},
+        stage_writes={
+            "memory": bool(job.config.get("memory", "write_approval")),
+            "skills": bool(job.config.get("skills", "write_approval")),
+        },
+        llm=client,
+        seen=job.snapshot,
+    )
+
+
 def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     run_id, session_id, kind, config = job.run_id, job.session_id, job.kind, job.config
     started = time.monotonic()
@@ -283,28 +298,15 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     error = ""
     try:
         client = job.client_factory(config, config.review_model)
-        ctx = ToolContext(
-            actor="review",
-            session_id=session_id,
-            review_id=run_id,
-            turn_state={},
-            stage_writes={
-                "memory": bool(config.get("memory", "write_approval")),
-                "skills": bool(config.get("skills", "write_approval")),
-            },
-            llm=client,
-            seen=job.snapshot,
-        )
         loop = AgentLoop(
             client=client,
             registry=job.registry.subset(review_tools(kind)),
-            ctx=ctx,
+            ctx=_review_context(job, client),
             max_iterations=int(config.get("review", "max_iterations")),
         )
         handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
-        messages = job.snapshot + [
-            {"role": "user", "content": review_request(kind, config, handed, evidence_rule=job.evidence_rule)}
-        ]
+        request = review_request(kind, config, handed, evidence_rule=job.evidence_rule)
+        messages = job.snapshot + [{"role": "user", "content": request}]
         for event in loop.run(messages):
             if isinstance(event, ModelCalled):
                 run.prompt_tokens += event.usage.prompt_tokens

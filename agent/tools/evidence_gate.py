@@ -45,7 +45,7 @@ BOTH_HOLD_PARAM: dict[str, Any] = {
 
 # The reason's first word names the kind of hold the inbox shows.
 UNSUPPORTED, CONFLICT, UNTESTED = "Unsupported", "Conflict", "Untested"
-# Two held writes are the same attempt when their content terms overlap this much (of the smaller).
+# Two writes are the same attempt when their content terms overlap this much (Jaccard index).
 SAME_ATTEMPT = 0.5
 
 
@@ -162,7 +162,7 @@ def _same_attempt(a: tuple[str, set[str]], b: tuple[str, set[str]]) -> bool:
     if a[0] or b[0]:
         return a[0] == b[0]
     shared = a[1] & b[1]
-    return bool(shared) and len(shared) / min(len(a[1]), len(b[1])) >= SAME_ATTEMPT
+    return bool(shared) and len(shared) / len(a[1] | b[1]) >= SAME_ATTEMPT
 
 
 def _settles(args: dict[str, Any]) -> bool:
@@ -184,11 +184,12 @@ def _held_before(args: dict[str, Any], ctx: ToolContext, kind: str) -> PendingWr
 def settle_conflicts(args: dict[str, Any], ctx: ToolContext) -> None:
     """A conflict held earlier in this review that the review then settled (by replacing the old
     entry, or saying both hold) is withdrawn from the inbox: what it asked was answered."""
-    if ctx.review_id is None or not _settles(args):
+    if (ctx.review_id is None and ctx.session_id is None) or not _settles(args):
         return
     attempt = _terms(args, "memory")
+    # This review's conflicts, or (for the chatting agent) this session's held outside any review.
     held = PendingWrite.objects.filter(
-        review_id=ctx.review_id, kind="memory", status="pending", reason__startswith=CONFLICT
+        session_id=ctx.session_id, review_id=ctx.review_id, kind="memory", status="pending", reason__startswith=CONFLICT
     )
     for item in held:
         if _same_attempt(attempt, _terms(item.arguments, "memory")):

@@ -326,3 +326,20 @@ def test_main_agent_writes_need_the_current_message_to_support_them(home, llm):
     list(agent.run_turn("Remember that I prefer metric units in every answer."))
     assert "sailboat" not in _files(home) and "Prefers metric units in every answer" in _files(home)
     assert _held("sailboat").reason.startswith("Unsupported")
+
+
+def test_main_agent_conflict_is_settled_by_replacing_the_old_entry(home, llm):
+    write_config(home, CONFIG)
+    MemoryStore().add("user", "Prefers 4-space indents in Go", Provenance(actor="user"))
+    new = "Prefers 2-space indents in Go"
+    replace = {"target": "user", "action": "replace", "old_text": "4-space", "content": new}
+    llm.push(
+        Reply(tool_calls=[_add(new, target="user")]),
+        Reply(tool_calls=[{"name": "memory", "arguments": replace}]),
+        Reply(text="Updated."),
+    )
+    agent = AgentSession.open(source="cli")
+    list(agent.run_turn("Remember: I now use 2-space indents in Go."))
+    assert new in _files(home) and "4-space" not in _files(home)
+    item = _held("2-space")
+    assert item.hold_kind == "conflict" and item.status == "rejected" and "settled" in item.result
