@@ -278,6 +278,12 @@ class PendingWrite(models.Model):
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.status})"
 
+    @property
+    def hold_kind(self) -> str:
+        """Why a held write waits: "conflict", "untested" or "unsupported" (its reason's first word)."""
+        first = self.reason.split(":", 1)[0].strip().casefold()
+        return first if first in ("conflict", "untested") else "unsupported"
+
     def _claim(self) -> bool:
         """Mark the item decided; False if another request (a second tab, a double click) got there first."""
         now = timezone.now()

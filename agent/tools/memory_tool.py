@@ -13,7 +13,7 @@ from typing import Any
 
 from agent.tools import evidence_gate
 from agent.tools.registry import Tool, ToolContext, error_result
-from knowledge.memory.duplicates import memory_duplicate
+from knowledge.memory.duplicates import all_entries, memory_duplicate
 from knowledge.memory.store import TARGETS, MemoryStore, OpError, parse_operations
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
@@ -62,6 +62,7 @@ PARAMETERS: dict[str, Any] = {
             "items": _OPERATION_SCHEMA,
         },
         "evidence": evidence_gate.EVIDENCE_PARAM,
+        "both_hold": evidence_gate.BOTH_HOLD_PARAM,
     },
     "required": ["target"],
 }
@@ -135,12 +136,14 @@ def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
         duplicate = memory_duplicate(store, target, operations)
         if duplicate:
             return error_result(duplicate, target=target)
-        decision = evidence_gate.decide(args, ctx, "memory")
+        decision = evidence_gate.decide(args, ctx, "memory", all_entries(store))
         if decision.held_reason and any(op.get("content") for op in operations if isinstance(op, dict)):
-            return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision.held_reason)
+            return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision)
         if ctx.stage_writes.get("memory"):
             return _stage(args, target, operations, ctx)
         result = store.apply(target, operations, decision.prov, ctx.turn_state)
+        if result.get("success"):
+            evidence_gate.settle_conflicts(args, ctx)
         return json.dumps(result, ensure_ascii=False)
 
     return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler)

@@ -221,7 +221,7 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
             return error_result(duplicate)
     decision = evidence_gate.decide(args, ctx, "skill")
     if action in EVIDENCED and decision.held_reason:
-        return evidence_gate.hold("skill", "skill_manage", args, ctx, decision.held_reason)
+        return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
     if not ctx.stage_writes.get("skills"):
         return run_action(args, decision.prov, store)
     PendingWrite.objects.create(

@@ -56,13 +56,8 @@ def test_memory_prompt_when_skill_review_is_off(tmp_path, server):
     assert r.returncode == 0, r.stderr
     reviews = review_starts(server)
     assert [review_kind(b) for b in reviews] == ["memory"]
-    # The review may only use the four knowledge tools.
-    assert sorted(t["function"]["name"] for t in reviews[0]["tools"]) == [
-        "memory",
-        "skill_manage",
-        "skill_view",
-        "skills_list",
-    ]
+    # The review may only use the knowledge tools, and a memory-only review cannot write skills.
+    assert sorted(t["function"]["name"] for t in reviews[0]["tools"]) == ["memory", "skill_view", "skills_list"]
 
 
 def test_real_memory_call_on_turn_5_moves_review_to_turn_15(tmp_path, server):
