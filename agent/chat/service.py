@@ -340,7 +340,7 @@ def conversation(session: ChatSession) -> list[Item]:
         if msg.role == "user":
             items.append(Item("user", msg.content, msg.pk))
         elif msg.role == "assistant":
-            if msg.content:
+            if msg.content or msg.finish_reason == "interrupted":
                 ending = ENDINGS.get(msg.finish_reason, "")
                 verdict = verdicts.get(msg.pk, "")
                 items.append(

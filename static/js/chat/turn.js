@@ -22,6 +22,9 @@ function toolCard(frame) {
 }
 
 // Frame type -> method of TurnView (a registry, mirroring the server's protocol).
+// Frames after which the "Thinking…" indicator gives way to what the model sends.
+const WAITING_ENDS = { reasoning: 1, delta: 1, tool_started: 1, done: 1, error: 1, ready: 1 };
+
 const HANDLERS = {
   turn_started: "started", reasoning: "reasoning", notice: "notice", delta: "delta", tool_started: "toolStarted",
   tool_finished: "toolFinished", done: "done", error: "error", saved: "saved", ready: "ready",
@@ -34,11 +37,30 @@ export class TurnView {
     this.turn = null; // {segment, thinking, cards} while a turn's frames arrive
     this.pendingUser = null; // the user's bubble until the server confirms the turn started
     this.lastText = "";
+    this.waiting = null; // the "Thinking…" line while no token has arrived
   }
 
   handle(frame) {
     const method = HANDLERS[frame.type];
+    if (WAITING_ENDS[frame.type]) this.stopWaiting();
     if (method) this[method](frame);
+  }
+
+  // Between Send and the model's first token (seconds for slow or reasoning models) the
+  // person sees that the answer is on its way, under their message.
+  startWaiting() {
+    this.stopWaiting();
+    const box = el("div", "turn-waiting");
+    box.id = "turn-waiting";
+    box.setAttribute("role", "status");
+    box.appendChild(el("span", "dots", "")).setAttribute("aria-hidden", "true");
+    box.appendChild(el("span", "waiting-text", "Thinking…"));
+    this.waiting = this.append(box);
+  }
+
+  stopWaiting() {
+    if (this.waiting) this.waiting.remove();
+    this.waiting = null;
   }
 
   append(node) {
@@ -59,6 +81,7 @@ export class TurnView {
   sending(text) {
     this.lastText = text;
     this.pendingUser = this.addUser(text);
+    this.startWaiting();
   }
 
   textSegment() {
