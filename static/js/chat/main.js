@@ -105,6 +105,7 @@ class ChatPage {
       return;
     }
     this.turns.sending(text);
+    this.scroller.toBottom(); // the person's new message is in view, wherever they had scrolled
     this.socket.send({ type: "message", text: text });
     this.input.value = "";
     this.attachments.clear();
@@ -158,6 +159,7 @@ class ChatPage {
     const target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
     if (target) {
       target.classList.add("highlight");
+      this.scroller.unpin();
       target.scrollIntoView();
     } else {
       this.scroller.toBottom();
