@@ -130,6 +130,13 @@ def _agent_for_turn(session_id: str) -> AgentSession:
     if row is None:
         raise ChatSession.DoesNotExist(f"chat session {session_id} does not exist")
     agent = _agents.get(session_id, row)
+    current = hermes_config.get()
+    if agent.config is not current:
+        # The config was saved since this agent opened (a model set up on the first-run panel
+        # or in settings): a chat tried before setup must answer after it, not keep its old
+        # config and the client that failed with it.
+        agent.config = current
+        agent.close()
     stored = row["model"] or ""
     if stored != agent.session.model:
         agent.session.model = stored
