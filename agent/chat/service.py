@@ -222,7 +222,13 @@ def _saved(e: TurnSaved) -> Frame:
 
 # Event type -> frame builder. ModelCalled is bookkeeping for the runner; the page ignores it.
 FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
-    TurnStarted: lambda e: {"type": "turn_started", "message_id": e.user_message_id, "text": e.text},
+    # `html`: the person's message rendered as a reload would show it (their code blocks included).
+    TurnStarted: lambda e: {
+        "type": "turn_started",
+        "message_id": e.user_message_id,
+        "text": e.text,
+        "html": render_markdown(e.text),
+    },
     TextDelta: lambda e: {"type": "delta", "text": e.text},
     # The model's thinking while it streams: the page shows it in a collapsed "Thinking" block.
     ReasoningDelta: lambda e: {"type": "reasoning", "text": e.text},

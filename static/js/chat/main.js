@@ -39,6 +39,7 @@ class ChatPage {
       setBusy: function (value) { self.setBusy(value); },
       resend: function (text) { self.send(text); },
       decorate: this.actions.decorate,
+      chatUrl: "/c/" + this.sessionId + "/",
       onSaved: function (frame) { self.saved(frame); },
     });
     this.socket = openSocket("/ws/chat/" + this.sessionId + "/", {

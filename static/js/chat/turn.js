@@ -140,8 +140,16 @@ export class TurnView {
     if (bubble) {
       bubble.id = "m" + f.message_id;
       bubble.setAttribute("data-message-id", f.message_id);
+      const md = bubble.querySelector(".md");
+      if (f.html && md) {
+        md.innerHTML = f.html; // sanitised by the server's renderer (nh3), as a reload shows it
+        md.classList.remove("plain");
+      }
       this.ui.decorate(bubble);
     }
+    // The chat has its own address from its first message, so a reload or a shared link opens it.
+    const own = this.ui.chatUrl;
+    if (own && location.pathname !== own) history.replaceState(null, "", own + location.search);
     if (f.mirrored) this.ui.setBusy(true); // and wait here for the turn to end
   }
 
