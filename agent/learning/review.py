@@ -34,7 +34,7 @@ from hermes_site.config import Config
 from knowledge.history import runs
 from knowledge.history.waiting import poll_until
 from knowledge.history.workers import this_worker
-from knowledge.models import Message, ReviewRun
+from knowledge.models import Message, PendingWrite, ReviewRun
 from knowledge.skills import outcomes
 
 log = logging.getLogger(__name__)
@@ -321,6 +321,8 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
             status=run.status,
             error=error,
             changes=changes,
+            # Held writes are news too: without this the person learns of them only on a reload.
+            waiting=PendingWrite.objects.filter(review_id=run_id, status="pending").count(),
         )
     )
     return run
