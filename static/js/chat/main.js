@@ -3,7 +3,7 @@
 
 import { openSocket } from "./socket.js";
 import { makeScroller } from "./scroll.js";
-import { TurnView } from "./turn.js";
+import { TurnView, clock } from "./turn.js";
 import { LearningIndicator } from "./learning.js";
 import { makeSlashPicker } from "./slash.js";
 import { makeActions, RESEND_KEY } from "./actions.js";
@@ -157,6 +157,9 @@ class ChatPage {
   }
 
   show() {
+    document.querySelectorAll(".msg-meta time[datetime]").forEach(function (time) {
+      time.textContent = clock(new Date(time.getAttribute("datetime"))); // the reader's own time zone
+    });
     const target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
     if (target) {
       target.classList.add("highlight");

@@ -4,6 +4,23 @@
 
 import { el, button, pretty } from "./dom.js";
 
+// When a message was written (in the reader's time) and, for an answer, its tokens.
+export function clock(date) {
+  return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+function metaLine(tokens, estimated) {
+  const box = el("div", "msg-meta");
+  const now = new Date();
+  const time = box.appendChild(el("time", null, clock(now)));
+  time.setAttribute("datetime", now.toISOString());
+  if (tokens) {
+    box.appendChild(document.createTextNode(" · "));
+    box.appendChild(el("span", "msg-tokens", (estimated ? "~" : "") + tokens + (tokens === 1 ? " token" : " tokens")));
+  }
+  return box;
+}
+
 function toolCard(frame) {
   const card = el("details", "tool-card running");
   card.setAttribute("data-call-id", frame.call_id);
@@ -27,7 +44,7 @@ const WAITING_ENDS = { reasoning: 1, delta: 1, tool_started: 1, done: 1, error: 
 
 const HANDLERS = {
   turn_started: "started", reasoning: "reasoning", notice: "notice", delta: "delta", tool_started: "toolStarted",
-  tool_finished: "toolFinished", done: "done", error: "error", saved: "saved", ready: "ready",
+  tool_finished: "toolFinished", usage: "usage", done: "done", error: "error", saved: "saved", ready: "ready",
 };
 
 // ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame)}
@@ -74,6 +91,7 @@ export class TurnView {
     const bubble = el("div", "msg msg-user");
     bubble.setAttribute("data-source", text);
     bubble.appendChild(el("div", "md plain", text));
+    bubble.appendChild(metaLine(0, false));
     return this.append(bubble);
   }
 
@@ -129,7 +147,7 @@ export class TurnView {
   }
 
   started(f) {
-    this.turn = { segment: null, thinking: null, cards: {} };
+    this.turn = { segment: null, thinking: null, cards: {}, tokens: 0, estimated: false };
     let bubble = null;
     if (f.mirrored) {
       bubble = this.addUser(f.text); // sent from another tab on this chat
@@ -193,6 +211,12 @@ export class TurnView {
     card.querySelector(".tool-result").textContent = pretty(f.result);
   }
 
+  usage(f) {
+    if (!this.turn) return;
+    this.turn.tokens += f.tokens || 0;
+    this.turn.estimated = this.turn.estimated || f.estimated;
+  }
+
   done(f) {
     if (!this.turn) return;
     if (f.final_html && !f.interrupted) {
@@ -204,6 +228,11 @@ export class TurnView {
       });
     }
     this.endSegment();
+    const last = this.turn.segment && this.turn.segment.parentNode;
+    const turn = this.turn;
+    if (last && !last.querySelector(".msg-meta")) {
+      this.ui.scroller.keep(function () { last.appendChild(metaLine(turn.tokens, turn.estimated)); });
+    }
     if (f.interrupted) this.note("Stopped. What was written so far is kept.", "stopped");
     if (f.hit_limit) this.note("Stopped at the limit of model calls for one turn.", "stopped");
     this.lastText = "";
