@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 ANSWER = (
     "Use a context manager, so the file is closed even when the loop raises:\n\n"
-    "```python\nwith open(path, encoding=\"utf-8\") as f:\n    for line in f:\n        handle(line)\n```\n\n"
+    '```python\nwith open(path, encoding="utf-8") as f:\n    for line in f:\n        handle(line)\n```\n\n'
     "The `encoding` argument keeps the result the same on every system."
 )
 
