@@ -26,8 +26,8 @@ def test_a_slow_first_token_shows_thinking_and_stop_cancels_the_request(page, ll
     expect(page.locator(".msg-assistant")).to_have_count(0)
     screenshot("chat-thinking", page)
     page.click("#stop")
-    # Stopped within a second, long before the model's first token (12 s away).
-    expect(page.locator(".turn-note.stopped")).to_be_visible(timeout=1_000)
+    # Stopped long before the model's first token (12 s away); the wait allows for a loaded machine.
+    expect(page.locator(".turn-note.stopped")).to_be_visible(timeout=3_000)
     expect(waiting).to_have_count(0)
     expect(page.locator("#input")).to_be_enabled()
     # The model server saw the connection closed, so it can stop generating.
@@ -37,6 +37,9 @@ def test_a_slow_first_token_shows_thinking_and_stop_cancels_the_request(page, ll
     page.wait_for_selector('#chat[data-connected="1"]')
     send(page, "now something short")
     expect(page.locator(".msg-assistant .md").last).to_have_text("answer to now something short")
+    # The stopped answer is a mark for the page, never sent to the model as an empty message.
+    sent = llm.chat_requests()[-1]["messages"]
+    assert [m["role"] for m in sent[1:]] == ["user", "user"]
 
 
 def test_stop_between_slow_chunks_takes_effect_at_once(page, llm):
@@ -46,7 +49,7 @@ def test_stop_between_slow_chunks_takes_effect_at_once(page, llm):
     expect(page.locator(".msg-assistant.streaming")).to_be_visible()
     expect(page.locator("#turn-waiting")).to_have_count(0)
     page.click("#stop")
-    expect(page.locator(".turn-note.stopped")).to_be_visible(timeout=1_000)
+    expect(page.locator(".turn-note.stopped")).to_be_visible(timeout=3_000)
     page.reload()
     expect(page.locator(".turn-note.stopped")).to_contain_text("Stopped.")
 
