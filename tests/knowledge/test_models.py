@@ -74,3 +74,11 @@ def test_deleting_a_chat_removes_its_messages_and_keeps_what_was_learned():
     assert not Message.objects.exists()
     assert ReviewRun.objects.get(pk=run.pk).session_id is None
     assert KnowledgeChange.objects.get(pk=change.pk).review_id == run.pk
+
+
+def test_an_answer_stopped_before_its_first_token_is_never_sent_to_the_model():
+    session = ChatSession.objects.create(system_prompt="sys")
+    Message.objects.create(session=session, role="user", content="think hard")
+    Message.objects.create(session=session, role="assistant", content="", finish_reason="interrupted")
+    Message.objects.create(session=session, role="user", content="now something short")
+    assert [m["content"] for m in session.api_messages()] == ["sys", "think hard", "now something short"]
