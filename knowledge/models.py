@@ -94,7 +94,8 @@ class ChatSession(models.Model):
             head = Message.objects.filter(session=self, id__lte=self.context_head_to or 0)
             msgs.extend(m.to_api() for m in head)
             msgs.append({"role": "user", "content": self.context_summary})
-        msgs.extend(m.to_api() for m in stored)
+        # Empty assistant rows mark answers stopped before their first token: nothing to send.
+        msgs.extend(m.to_api() for m in stored if m.role != "assistant" or m.content or m.tool_calls)
         return msgs
 
 

@@ -15,6 +15,8 @@ the headers and the body or server-sent events exactly as given, `[DONE]` includ
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 import uuid
@@ -80,6 +82,7 @@ class ScriptedLLM:
         self.rules: list[tuple[Callable[[dict[str, Any]], bool], ReplySpec, list[int]]] = []
         self.default: ReplySpec = lambda body: Reply(text="ok")
         self.models: list[str] | None = ["scripted-model"]  # what GET /v1/models lists; None: 404
+        self.hangups = 0  # requests whose client closed the connection while the reply was delayed
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -143,8 +146,10 @@ class ScriptedLLM:
                     self._json(400, {"error": {"message": "bad json"}})
                     return
                 reply = owner._choose(body)
-                if reply.delay:
-                    time.sleep(reply.delay)
+                if reply.delay and self._client_left(reply.delay):
+                    with owner._lock:
+                        owner.hangups += 1
+                    return
                 try:
                     if reply.raw is not None:
                         self._raw(reply.raw)
@@ -163,6 +168,21 @@ class ScriptedLLM:
                         self._json(200, owner._completion(body, reply))
                 except (BrokenPipeError, ConnectionResetError):
                     return
+
+            def _client_left(self, seconds: float) -> bool:
+                """Wait `seconds` before answering, as a slow model does; True if the client
+                closed the connection meanwhile (a real server then stops generating)."""
+                deadline = time.monotonic() + seconds
+                while (left := deadline - time.monotonic()) > 0:
+                    readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                    if readable:
+                        try:
+                            if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                                return True
+                        except OSError:
+                            return True
+                        time.sleep(min(left, 0.05))  # a pipelined byte, not a hang-up: keep waiting
+                return False
 
             def _raw(self, raw: Raw) -> None:
                 self.send_response(raw.status)

@@ -77,6 +77,8 @@ def listen() -> None:
 def notice_href(notice: notify.ReviewNotice) -> str:
     """Where the toast links: the one skill, the memory page, or everything the review did."""
     messages = [c.get("message", "") for c in notice.changes]
+    if notice.waiting and not messages:
+        return "/pending/"  # only held writes: the inbox, where they are approved
     if messages and all(m in _MEMORY_MESSAGES for m in messages):
         return "/memory/"
     if len(set(messages)) == 1 and (m := _SKILL_RE.match(messages[0])):

@@ -337,7 +337,10 @@ class AgentSession:
         """Count the call; store its message (if any) with the usage in one transaction."""
         self.counters.model_called()
         usage = turn_records.usage_updates(self.session, event)
-        if event.message.get("content") or event.message.get("tool_calls"):
+        # An answer stopped before its first token is kept as an empty row marked interrupted,
+        # so a reload still says it was stopped (the model is never sent it: api_messages).
+        stopped_early = event.finish_reason == "interrupted"
+        if event.message.get("content") or event.message.get("tool_calls") or stopped_early:
             return self._store(
                 event.message,
                 finish_reason=event.finish_reason,

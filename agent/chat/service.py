@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import close_old_connections
@@ -130,6 +131,13 @@ def _agent_for_turn(session_id: str) -> AgentSession:
     if row is None:
         raise ChatSession.DoesNotExist(f"chat session {session_id} does not exist")
     agent = _agents.get(session_id, row)
+    current = hermes_config.get()
+    if agent.config is not current:
+        # The config was saved since this agent opened (a model set up on the first-run panel
+        # or in settings): a chat tried before setup must answer after it, not keep its old
+        # config and the client that failed with it.
+        agent.config = current
+        agent.close()
     stored = row["model"] or ""
     if stored != agent.session.model:
         agent.session.model = stored
@@ -215,13 +223,24 @@ def _saved(e: TurnSaved) -> Frame:
 
 # Event type -> frame builder. ModelCalled is bookkeeping for the runner; the page ignores it.
 FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
-    TurnStarted: lambda e: {"type": "turn_started", "message_id": e.user_message_id, "text": e.text},
+    # `html`: the person's message rendered as a reload would show it (their code blocks included).
+    TurnStarted: lambda e: {
+        "type": "turn_started",
+        "message_id": e.user_message_id,
+        "text": e.text,
+        "html": render_markdown(e.text),
+    },
     TextDelta: lambda e: {"type": "delta", "text": e.text},
     # The model's thinking while it streams: the page shows it in a collapsed "Thinking" block.
     ReasoningDelta: lambda e: {"type": "reasoning", "text": e.text},
     # A feature the server lacks, learned this turn (e.g. no tool calls): one line for the person.
     ModelNotice: lambda e: {"type": "notice", "text": e.text},
-    ModelCalled: lambda e: None,
+    # What the answer cost, for the line under it: as the server reported, estimated otherwise.
+    ModelCalled: lambda e: {
+        "type": "usage",
+        "tokens": e.usage.completion_tokens or estimate_tokens(str(e.message.get("content") or "")),
+        "estimated": not e.usage.reported,
+    },
     ToolStarted: lambda e: {"type": "tool_started", "call_id": e.call_id, "name": e.name, "arguments": e.arguments},
     ToolFinished: _tool_finished,
     TurnDone: lambda e: {
@@ -294,6 +313,11 @@ def create_session() -> ChatSession:
 # -- the stored conversation, shaped for the page ---------------------------------------------------
 
 
+def estimate_tokens(text: str) -> int:
+    """About four characters a token, for servers that report no usage."""
+    return max(1, len(text) // 4) if text else 0
+
+
 @dataclass
 class ToolCard:
     call_id: str
@@ -322,6 +346,9 @@ class Item:
     reasoning: str = ""  # the model's thinking, for a collapsed "Thinking" block
     ending: str = ""  # how an answer ended when it did not end normally (ENDINGS)
     verdict: str = ""  # the person's 👍/👎 on an answer: "good" | "bad"
+    at: datetime | None = None  # when it was written
+    tokens: int = 0  # an answer's tokens, as reported by the server
+    estimated: bool = False  # `tokens` estimated from the text (the server reported none)
 
 
 def _pretty(arguments: str) -> str:
@@ -338,13 +365,27 @@ def conversation(session: ChatSession) -> list[Item]:
     verdicts = dict(AnswerFeedback.objects.filter(message__session=session).values_list("message_id", "verdict"))
     for msg in Message.objects.filter(session=session).order_by("id"):
         if msg.role == "user":
-            items.append(Item("user", msg.content, msg.pk))
+            items.append(Item("user", msg.content, msg.pk, at=msg.created_at))
         elif msg.role == "assistant":
-            if msg.content:
+            if msg.content or msg.finish_reason == "interrupted":
                 ending = ENDINGS.get(msg.finish_reason, "")
                 verdict = verdicts.get(msg.pk, "")
+                tokens = msg.token_count or estimate_tokens(msg.content)
+                # The stored count does not say whether the server reported it; the client's
+                # estimate (agent/llm/assemble.py) is exactly this, so that is taken for one.
+                estimated = tokens == estimate_tokens(msg.content)
                 items.append(
-                    Item("assistant", msg.content, msg.pk, reasoning=msg.reasoning, ending=ending, verdict=verdict)
+                    Item(
+                        "assistant",
+                        msg.content,
+                        msg.pk,
+                        reasoning=msg.reasoning,
+                        ending=ending,
+                        verdict=verdict,
+                        at=msg.created_at,
+                        tokens=tokens,
+                        estimated=estimated,
+                    )
                 )
             for call in msg.tool_calls or []:
                 fn = call.get("function") or {}

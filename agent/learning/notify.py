@@ -24,10 +24,13 @@ class ReviewNotice:
     status: str  # "done" | "failed"
     error: str = ""
     changes: list[dict[str, str]] = field(default_factory=list)
+    waiting: int = 0  # writes the review left for the person to approve (held, or unsupported)
 
     @property
     def line(self) -> str:
-        return f"💾 {self.summary}" if self.summary else ""
+        held = f"{self.waiting} waiting for approval" if self.waiting else ""
+        parts = [part for part in (self.summary, held) if part]
+        return f"💾 {' · '.join(parts)}" if parts else ""
 
 
 Listener = Callable[[ReviewNotice], None]

@@ -34,7 +34,7 @@ from hermes_site.config import Config
 from knowledge.history import runs
 from knowledge.history.waiting import poll_until
 from knowledge.history.workers import this_worker
-from knowledge.models import Message, ReviewRun
+from knowledge.models import Message, PendingWrite, ReviewRun
 from knowledge.skills import outcomes
 
 log = logging.getLogger(__name__)
@@ -327,15 +327,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     summary, changes = summarize_results(tool_messages)
     duration_ms = int((time.monotonic() - started) * 1000)
     run.finish(summary=summary or NOTHING_TO_SAVE, changes=changes, error=error, duration_ms=duration_ms)
-    notify.publish(
-        notify.ReviewNotice(
-            session_id=session_id,
-            review_id=run_id,
-            prompt_kind=kind,
-            summary=summary,
-            status=run.status,
-            error=error,
-            changes=changes,
-        )
-    )
+    # Writes left waiting for approval are news too: without them the toast told of them only on a reload.
+    waiting = PendingWrite.objects.filter(review_id=run_id, status="pending").count()
+    notify.publish(notify.ReviewNotice(session_id, run_id, kind, summary, run.status, error, changes, waiting))
     return run

@@ -17,6 +17,7 @@ from typing import Any
 import httpx2
 import openai
 
+from agent.llm.abort import MARKER_HEADER, Stopped, new_marker, send_interruptibly, watch_response
 from agent.llm.assemble import Assembler
 from agent.llm.capabilities import (
     TOOLS_OFF_NOTICE,
@@ -122,14 +123,18 @@ class ChatClient:
             body[caps.max_tokens_field] = max_tokens
         return body
 
-    def send(self, body: dict[str, Any], timeout: float | None = None) -> Any:
+    def send(self, body: dict[str, Any], timeout: float | None = None, marker: str = "") -> Any:
         """POST one request and return the HTTP response unread (see agent/llm/reader.py);
-        a refusal of a known feature raises `Refused`, others `LLMError`."""
+        a refusal of a known feature raises `Refused`, others `LLMError`. `marker` tags the
+        request so that Stop can find its connection (agent/llm/abort.py)."""
         client = self._client if timeout is None else self._client.with_options(timeout=timeout)
+        options: Any = {"headers": {MARKER_HEADER: marker}} if marker else {}
         try:
             # Always a streamed HTTP read, whatever `stream` asks of the server: the reply is
             # read by what it turns out to be, and the body stays plain JSON with every field.
-            reply = client.post("/chat/completions", body=body, cast_to=object, stream=True, stream_cls=_UnreadReply)
+            reply = client.post(
+                "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=_UnreadReply, options=options
+            )
             return reply.response
         except openai.APIStatusError as exc:
             if exc.status_code in _REFUSAL_STATUSES:
@@ -150,12 +155,12 @@ class ChatClient:
         self._store.save(self.base_url, self.model, self.caps.to_dict())
 
     def _send_adapting(
-        self, build: Any, timeout: float | None = None, notices: list[Notice] | None = None
+        self, build: Any, timeout: float | None = None, notices: list[Notice] | None = None, marker: str = ""
     ) -> tuple[dict[str, Any], Any]:
         for _ in range(MAX_REFUSALS):
             body = build()
             try:
-                return body, self.send(body, timeout)
+                return body, self.send(body, timeout, marker)
             except Refused as refused:
                 notice = self.remember(refused.feature)
                 if notice is not None and notices is not None:
@@ -175,7 +180,24 @@ class ChatClient:
         "interrupted" carries what arrived so far.
         """
         notices: list[Notice] = []
-        body, response = self._send_adapting(lambda: self.build_request(messages, tools, stream=True), None, notices)
+
+        def send(marker: str = "") -> tuple[dict[str, Any], Any]:
+            return self._send_adapting(lambda: self.build_request(messages, tools, stream=True), None, notices, marker)
+
+        if interrupt is None:
+            body, response = send()
+        else:
+            # The wait for the server's first byte can be long (slow and reasoning models):
+            # Stop must end it too, and close the connection so the server stops generating.
+            marker = new_marker()
+            try:
+                body, response = send_interruptibly(
+                    lambda: send(marker), interrupt, self._client._client, marker, lambda late: late[1].close()
+                )
+            except Stopped:
+                yield from notices
+                yield ModelReply("", [], "interrupted")
+                return
         yield from notices
         yield from self.read(body, response, interrupt)
 
@@ -185,6 +207,9 @@ class ChatClient:
         """The events of the reply to `body`, streamed or whole, ending with one ModelReply."""
         assembler = Assembler(tools_offered=bool(body.get("tools")))
         saw_payload = whole = interrupted = False
+        reading = threading.Event()
+        if interrupt is not None:
+            watch_response(response, interrupt, reading)  # Stop cuts a read waiting for the next chunk
         try:
             for payload in read_payloads(response, self.base_url or "the default OpenAI endpoint"):
                 saw_payload = True
@@ -199,7 +224,10 @@ class ChatClient:
         except httpx2.TimeoutException as exc:
             raise self._broken("did not answer in time", assembler) from exc
         except httpx2.TransportError as exc:
-            raise self._broken(f"broke off the reply ({type(exc).__name__})", assembler) from exc
+            if interrupt is not None and interrupt.is_set():
+                interrupted = True  # the connection was cut by Stop (watch_response)
+            else:
+                raise self._broken(f"broke off the reply ({type(exc).__name__})", assembler) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise LLMError(
                 f"The model server's reply was unreadable ({type(exc).__name__}).",
@@ -214,8 +242,9 @@ class ChatClient:
                 partial_text="".join(assembler.text),
             ) from exc
         finally:
+            reading.set()
             response.close()
-        if interrupted:
+        if interrupted or (interrupt is not None and interrupt.is_set()):
             _, reply = assembler.finish()
             yield ModelReply(reply.content, [], "interrupted", reply.usage, reply.reasoning)
             return

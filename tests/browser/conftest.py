@@ -66,6 +66,7 @@ def llm(llm_server: ScriptedLLM) -> ScriptedLLM:
         llm_server.queue.clear()
         llm_server.rules.clear()
         llm_server.requests.clear()
+        llm_server.hangups = 0
     llm_server.default = lambda body: Reply(text="ok")
     llm_server.models = ["scripted-model"]
     return llm_server

@@ -87,3 +87,11 @@ def test_deleting_a_chat_removes_its_messages_and_keeps_what_was_learned():
 )
 def test_a_held_write_says_what_kind_of_hold_it_is(reason, kind):
     assert PendingWrite(reason=reason, unsupported=True).hold_kind == kind
+
+
+def test_an_answer_stopped_before_its_first_token_is_never_sent_to_the_model():
+    session = ChatSession.objects.create(system_prompt="sys")
+    Message.objects.create(session=session, role="user", content="think hard")
+    Message.objects.create(session=session, role="assistant", content="", finish_reason="interrupted")
+    Message.objects.create(session=session, role="user", content="now something short")
+    assert [m["content"] for m in session.api_messages()] == ["sys", "think hard", "now something short"]

@@ -3,7 +3,7 @@
 
 import { openSocket } from "./socket.js";
 import { makeScroller } from "./scroll.js";
-import { TurnView } from "./turn.js";
+import { TurnView, clock } from "./turn.js";
 import { LearningIndicator } from "./learning.js";
 import { makeSlashPicker } from "./slash.js";
 import { makeActions, RESEND_KEY } from "./actions.js";
@@ -39,6 +39,7 @@ class ChatPage {
       setBusy: function (value) { self.setBusy(value); },
       resend: function (text) { self.send(text); },
       decorate: this.actions.decorate,
+      chatUrl: "/c/" + this.sessionId + "/",
       onSaved: function (frame) { self.saved(frame); },
     });
     this.socket = openSocket("/ws/chat/" + this.sessionId + "/", {
@@ -105,6 +106,7 @@ class ChatPage {
       return;
     }
     this.turns.sending(text);
+    this.scroller.toBottom(); // the person's new message is in view, wherever they had scrolled
     this.socket.send({ type: "message", text: text });
     this.input.value = "";
     this.attachments.clear();
@@ -155,9 +157,13 @@ class ChatPage {
   }
 
   show() {
+    document.querySelectorAll(".msg-meta time[datetime]").forEach(function (time) {
+      time.textContent = clock(new Date(time.getAttribute("datetime"))); // the reader's own time zone
+    });
     const target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
     if (target) {
       target.classList.add("highlight");
+      this.scroller.unpin();
       target.scrollIntoView();
     } else {
       this.scroller.toBottom();

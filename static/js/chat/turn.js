@@ -4,6 +4,23 @@
 
 import { el, button, pretty } from "./dom.js";
 
+// When a message was written (in the reader's time) and, for an answer, its tokens.
+export function clock(date) {
+  return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+function metaLine(tokens, estimated) {
+  const box = el("div", "msg-meta");
+  const now = new Date();
+  const time = box.appendChild(el("time", null, clock(now)));
+  time.setAttribute("datetime", now.toISOString());
+  if (tokens) {
+    box.appendChild(document.createTextNode(" · "));
+    box.appendChild(el("span", "msg-tokens", (estimated ? "~" : "") + tokens + (tokens === 1 ? " token" : " tokens")));
+  }
+  return box;
+}
+
 function toolCard(frame) {
   const card = el("details", "tool-card running");
   card.setAttribute("data-call-id", frame.call_id);
@@ -22,9 +39,12 @@ function toolCard(frame) {
 }
 
 // Frame type -> method of TurnView (a registry, mirroring the server's protocol).
+// Frames after which the "Thinking…" indicator gives way to what the model sends.
+const WAITING_ENDS = { reasoning: 1, delta: 1, tool_started: 1, done: 1, error: 1, ready: 1 };
+
 const HANDLERS = {
   turn_started: "started", reasoning: "reasoning", notice: "notice", delta: "delta", tool_started: "toolStarted",
-  tool_finished: "toolFinished", done: "done", error: "error", saved: "saved", ready: "ready",
+  tool_finished: "toolFinished", usage: "usage", done: "done", error: "error", saved: "saved", ready: "ready",
 };
 
 // ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame)}
@@ -34,11 +54,30 @@ export class TurnView {
     this.turn = null; // {segment, thinking, cards} while a turn's frames arrive
     this.pendingUser = null; // the user's bubble until the server confirms the turn started
     this.lastText = "";
+    this.waiting = null; // the "Thinking…" line while no token has arrived
   }
 
   handle(frame) {
     const method = HANDLERS[frame.type];
+    if (WAITING_ENDS[frame.type]) this.stopWaiting();
     if (method) this[method](frame);
+  }
+
+  // Between Send and the model's first token (seconds for slow or reasoning models) the
+  // person sees that the answer is on its way, under their message.
+  startWaiting() {
+    this.stopWaiting();
+    const box = el("div", "turn-waiting");
+    box.id = "turn-waiting";
+    box.setAttribute("role", "status");
+    box.appendChild(el("span", "dots", "")).setAttribute("aria-hidden", "true");
+    box.appendChild(el("span", "waiting-text", "Thinking…"));
+    this.waiting = this.append(box);
+  }
+
+  stopWaiting() {
+    if (this.waiting) this.waiting.remove();
+    this.waiting = null;
   }
 
   append(node) {
@@ -52,6 +91,7 @@ export class TurnView {
     const bubble = el("div", "msg msg-user");
     bubble.setAttribute("data-source", text);
     bubble.appendChild(el("div", "md plain", text));
+    bubble.appendChild(metaLine(0, false));
     return this.append(bubble);
   }
 
@@ -59,6 +99,7 @@ export class TurnView {
   sending(text) {
     this.lastText = text;
     this.pendingUser = this.addUser(text);
+    this.startWaiting();
   }
 
   textSegment() {
@@ -106,7 +147,7 @@ export class TurnView {
   }
 
   started(f) {
-    this.turn = { segment: null, thinking: null, cards: {} };
+    this.turn = { segment: null, thinking: null, cards: {}, tokens: 0, estimated: false };
     let bubble = null;
     if (f.mirrored) {
       bubble = this.addUser(f.text); // sent from another tab on this chat
@@ -117,8 +158,16 @@ export class TurnView {
     if (bubble) {
       bubble.id = "m" + f.message_id;
       bubble.setAttribute("data-message-id", f.message_id);
+      const md = bubble.querySelector(".md");
+      if (f.html && md) {
+        md.innerHTML = f.html; // sanitised by the server's renderer (nh3), as a reload shows it
+        md.classList.remove("plain");
+      }
       this.ui.decorate(bubble);
     }
+    // The chat has its own address from its first message, so a reload or a shared link opens it.
+    const own = this.ui.chatUrl;
+    if (own && location.pathname !== own) history.replaceState(null, "", own + location.search);
     if (f.mirrored) this.ui.setBusy(true); // and wait here for the turn to end
   }
 
@@ -162,6 +211,12 @@ export class TurnView {
     card.querySelector(".tool-result").textContent = pretty(f.result);
   }
 
+  usage(f) {
+    if (!this.turn) return;
+    this.turn.tokens += f.tokens || 0;
+    this.turn.estimated = this.turn.estimated || f.estimated;
+  }
+
   done(f) {
     if (!this.turn) return;
     if (f.final_html && !f.interrupted) {
@@ -173,6 +228,11 @@ export class TurnView {
       });
     }
     this.endSegment();
+    const last = this.turn.segment && this.turn.segment.parentNode;
+    const turn = this.turn;
+    if (last && !last.querySelector(".msg-meta")) {
+      this.ui.scroller.keep(function () { last.appendChild(metaLine(turn.tokens, turn.estimated)); });
+    }
     if (f.interrupted) this.note("Stopped. What was written so far is kept.", "stopped");
     if (f.hit_limit) this.note("Stopped at the limit of model calls for one turn.", "stopped");
     this.lastText = "";

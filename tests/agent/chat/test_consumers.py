@@ -57,7 +57,17 @@ async def test_a_turn_streams_frames_in_order_and_stores_the_conversation(llm, o
     comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "list my skills"})
     frames = await _until(comm, "ready")
-    assert _types(frames) == ["turn_started", "tool_started", "tool_finished", "delta", "done", "saved", "ready"]
+    assert _types(frames) == [
+        "turn_started",
+        "usage",
+        "tool_started",
+        "tool_finished",
+        "delta",
+        "usage",
+        "done",
+        "saved",
+        "ready",
+    ]
     by_type = {f["type"]: f for f in frames}
     assert by_type["turn_started"]["text"] == "list my skills"
     assert by_type["tool_started"]["name"] == "skills_list"

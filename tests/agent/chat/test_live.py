@@ -103,3 +103,13 @@ async def test_a_notice_from_the_review_thread_reaches_the_group_after_the_turn_
         await layer.group_discard(live.GROUP, channel)
     assert message["type"] == "review.notice"
     assert message["line"] == "💾 Memory updated" and message["href"] == "/memory/"
+
+
+def test_a_toast_for_held_writes_only_links_to_the_inbox():
+    held = notify.ReviewNotice("s1", 42, "memory", summary="", status="done", waiting=1)
+    assert live.notice_href(held) == "/pending/"
+    changed = [{"message": "User profile updated"}]
+    changed_and_held = notify.ReviewNotice(
+        "s1", 42, "memory", "User profile updated", "done", changes=changed, waiting=1
+    )
+    assert live.notice_href(changed_and_held) == "/memory/"

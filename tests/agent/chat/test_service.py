@@ -23,9 +23,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_every_event_type_has_its_frame(home):
     frame = chat_service.event_frame
-    assert frame(TurnStarted(5, "hi")) == {"type": "turn_started", "message_id": 5, "text": "hi"}
+    started = frame(TurnStarted(5, "hi `x`"))
+    assert started == {"type": "turn_started", "message_id": 5, "text": "hi `x`", "html": "<p>hi <code>x</code></p>\n"}
     assert frame(TextDelta("He")) == {"type": "delta", "text": "He"}
-    assert frame(ModelCalled(1, Usage(), {"role": "assistant"}, "stop")) is None
+    reported = ModelCalled(1, Usage(10, 42, True), {"role": "assistant", "content": "hi"}, "stop")
+    assert frame(reported) == {"type": "usage", "tokens": 42, "estimated": False}
+    guessed = ModelCalled(1, Usage(0, 0, False), {"role": "assistant", "content": "x" * 80}, "stop")
+    assert frame(guessed) == {"type": "usage", "tokens": 20, "estimated": True}
     assert frame(ToolStarted("c1", "memory", "{}")) == {
         "type": "tool_started",
         "call_id": "c1",
@@ -141,7 +145,7 @@ def test_a_turn_frees_the_chat_and_the_cached_agent_sees_what_another_process_st
     llm.default = lambda body: Reply(text=f"seen {len(body['messages'])} messages")
     session = chat_service.create_session()
     frames = _run_turn(session.pk, "first")
-    assert [f["type"] for f in frames if f["type"] != "delta"] == ["turn_started", "done", "saved"]
+    assert [f["type"] for f in frames if f["type"] != "delta"] == ["turn_started", "usage", "done", "saved"]
     assert "".join(f["text"] for f in frames if f["type"] == "delta") == "seen 2 messages"
     assert frames[-1]["title"] == "first" and not chat_service.is_busy(session.pk)
     # Another server process answers a turn of this chat: its rows land in the shared database.

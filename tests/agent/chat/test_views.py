@@ -62,10 +62,14 @@ def test_the_stored_conversation_renders_as_safe_markdown_with_tool_cards(auth_c
     assert "Connect a model" not in body
 
 
-def test_home_shows_the_newest_session(auth_client, llm):
-    _session_with({"role": "user", "content": "older"})
-    newest = _session_with({"role": "user", "content": "newest"})
-    assert f'data-session="{newest.pk}"' in auth_client.get("/").content.decode()
+def test_home_opens_a_new_chat_and_reuses_an_unused_one(auth_client, llm):
+    older = _session_with({"role": "user", "content": "older"})
+    body = auth_client.get("/").content.decode()
+    assert f'data-session="{older.pk}"' not in body
+    fresh = ChatSession.objects.get(message_count=0)
+    assert f'data-session="{fresh.pk}"' in body
+    assert f'data-session="{fresh.pk}"' in auth_client.get("/").content.decode()
+    assert ChatSession.objects.count() == 2
 
 
 def test_unknown_session_is_404(auth_client, home):

@@ -46,3 +46,11 @@ def test_a_failing_listener_is_logged_and_the_others_still_hear(caplog: pytest.L
 def test_a_review_that_saved_nothing_has_no_line():
     assert _notice("").line == ""
     assert _notice("User profile updated · Skill 'a' created").line == "💾 User profile updated · Skill 'a' created"
+
+
+def test_writes_held_for_approval_are_in_the_line_with_or_without_changes():
+    held_only = notify.ReviewNotice("s1", 7, "memory", summary="", status="done", waiting=1)
+    both = notify.ReviewNotice("s1", 7, "memory", summary="Memory updated", status="done", waiting=2)
+    assert held_only.line == "💾 1 waiting for approval"
+    assert both.line == "💾 Memory updated · 2 waiting for approval"
+    assert notify.ReviewNotice("s1", 7, "memory", summary="", status="done").line == ""

@@ -1,0 +1,88 @@
+"""Stop reaches a model request at every moment: before the server's first byte, between two
+chunks, and when the client retries a cut connection; other requests on the pool are untouched."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from agent.llm import ChatClient
+from agent.llm.types import ModelReply, TextChunk
+from tests.fakellm import Reply, ScriptedLLM
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedLLM]:
+    s = ScriptedLLM()
+    s.start()
+    yield s
+    s.stop()
+
+
+def _client(server: ScriptedLLM, retries: int = 0) -> ChatClient:
+    return ChatClient(base_url=server.base_url, api_key="", model="scripted-model", timeout=30, max_retries=retries)
+
+
+def _eventually(check: Callable[[], bool]) -> bool:
+    for _ in range(100):
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def _stop_when(condition: Callable[[], bool]) -> threading.Event:
+    interrupt = threading.Event()
+
+    def watch() -> None:
+        _eventually(condition)
+        interrupt.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    return interrupt
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_stop_before_the_first_byte_ends_the_call_and_hangs_up(server, retries):
+    server.push(Reply(text="too late", delay=20))
+    client = _client(server, retries)
+    interrupt = _stop_when(lambda: len(server.chat_requests()) == 1)
+    events = list(client.stream([{"role": "user", "content": "hi"}], None, interrupt))
+    assert events == [ModelReply("", [], "interrupted")]
+    # The server saw the connection closed (and a retry of the client, if any, was cut too).
+    assert _eventually(lambda: server.hangups == len(server.chat_requests()) >= 1)
+    client.close()
+
+
+def test_stop_between_slow_chunks_keeps_what_arrived(server):
+    server.push(Reply(text="abcdefgh", chunk_delay=20))
+    client = _client(server)
+    interrupt = threading.Event()
+    events = []
+    for event in client.stream([{"role": "user", "content": "hi"}], None, interrupt):
+        events.append(event)
+        if isinstance(event, TextChunk):
+            interrupt.set()  # the next chunk is 20 s away: the read must be cut
+    reply = events[-1]
+    assert isinstance(reply, ModelReply) and reply.finish_reason == "interrupted"
+    client.close()
+
+
+def test_a_stop_cuts_only_its_own_request(server):
+    server.when(lambda body: "slow" in str(body), Reply(text="slow answer", delay=1.5))
+    server.when(lambda body: "stop" in str(body), Reply(text="never", delay=20))
+    client = _client(server)
+    slow: list[object] = []
+    other = threading.Thread(
+        target=lambda: slow.extend(client.stream([{"role": "user", "content": "slow"}], None, threading.Event()))
+    )
+    other.start()
+    interrupt = _stop_when(lambda: len(server.chat_requests()) == 2)
+    stopped = list(client.stream([{"role": "user", "content": "stop"}], None, interrupt))
+    other.join(10)
+    assert stopped[-1] == ModelReply("", [], "interrupted")
+    assert isinstance(slow[-1], ModelReply) and slow[-1].content == "slow answer"
+    client.close()

@@ -1,0 +1,50 @@
+"""A review that holds a write for approval says so at once, in a toast linking to the inbox."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.chat_helpers import fresh_chat, send, wait_idle
+from tests.fakellm import Reply, last_user_text
+
+pytestmark = pytest.mark.browser
+
+REVIEW_PROMPT = "Review the conversation above"
+
+
+def test_a_write_held_as_unsupported_gets_a_toast_without_a_reload(page, llm, daphne_server):
+    session_id = fresh_chat(page)
+    # The review claims a quote the person never wrote: the write waits in the inbox.
+    llm.when(
+        lambda body: REVIEW_PROMPT in last_user_text(body) and body["messages"][-1]["role"] == "user",
+        Reply(
+            tool_calls=[
+                {
+                    "name": "memory",
+                    "arguments": {
+                        "target": "user",
+                        "action": "add",
+                        "content": "Lives in Paris",
+                        "evidence": ["I moved to Paris last spring"],
+                    },
+                }
+            ]
+        ),
+        times=1,
+    )
+    llm.default = lambda body: Reply(
+        text="done" if body["messages"][-1]["role"] == "tool" else f"answer to {last_user_text(body)}"
+    )
+    page.wait_for_selector('body[data-notify="open"]')
+    for i in range(1, 11):
+        send(page, f"turn {i}")
+        wait_idle(page, i)
+    toast = page.locator(".toast", has_text="1 waiting for approval")
+    expect(toast).to_be_visible(timeout=8000)
+    assert toast.get_attribute("href") == "/pending/"
+    held = daphne_server.query("select status from knowledge_pendingwrite where session_id=?", session_id)
+    assert held == [("pending",)]
+    toast.click()
+    page.wait_for_url("**/pending/")
+    expect(page.locator("main")).to_contain_text("Lives in Paris")
