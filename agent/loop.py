@@ -18,8 +18,9 @@ from typing import Any, Protocol
 
 from agent.llm import LLMError, ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
 from agent.tools.registry import ToolContext, ToolRegistry
+from agent.tools.results import ToolResult
 
-INTERRUPTED_RESULT = '{"success": false, "error": "Interrupted by the user before this tool ran."}'
+INTERRUPTED_RESULT = ToolResult.failure("Interrupted by the user before this tool ran.")
 
 
 class ModelClient(Protocol):
@@ -80,7 +81,7 @@ class ToolFinished:
     call_id: str
     name: str
     arguments: str
-    result: str
+    result: str  # what the model reads: the result's JSON, capped (ToolResult.content)
     ok: bool
     duration: float
     message: dict[str, Any]  # the tool message appended to the list
@@ -102,12 +103,6 @@ class TurnError:
 
 
 Event = TextDelta | ReasoningDelta | ModelNotice | ModelCalled | ToolStarted | ToolFinished | TurnDone | TurnError
-
-
-def _is_ok(result: str) -> bool:
-    # Tool results are JSON by convention; a leading {"success": false marks a failure.
-    head = result[:60].replace(" ", "")
-    return '"success":false' not in head
 
 
 @dataclass
@@ -194,7 +189,7 @@ class AgentLoop:
                 result, duration = self._call_one(c, interrupt)
                 yield self._finish(c, result, duration, messages)
 
-    def _call_one(self, call: ToolCallRequest, interrupt: threading.Event) -> tuple[str, float]:
+    def _call_one(self, call: ToolCallRequest, interrupt: threading.Event) -> tuple[ToolResult, float]:
         if interrupt.is_set():
             return INTERRUPTED_RESULT, 0.0
         started = time.monotonic()
@@ -202,7 +197,11 @@ class AgentLoop:
         return result, time.monotonic() - started
 
     @staticmethod
-    def _finish(call: ToolCallRequest, result: str, duration: float, messages: list[dict[str, Any]]) -> ToolFinished:
-        msg = {"role": "tool", "tool_call_id": call.id, "content": result}
+    def _finish(
+        call: ToolCallRequest, result: ToolResult, duration: float, messages: list[dict[str, Any]]
+    ) -> ToolFinished:
+        """The model boundary: the one place a tool's result becomes the text the model reads."""
+        content = result.content()
+        msg = {"role": "tool", "tool_call_id": call.id, "content": content}
         messages.append(msg)
-        return ToolFinished(call.id, call.name, call.arguments, result, _is_ok(result), duration, msg)
+        return ToolFinished(call.id, call.name, call.arguments, content, result.ok, duration, msg)

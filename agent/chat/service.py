@@ -20,6 +20,7 @@ from typing import Any
 from django.db import close_old_connections
 from django.utils import timezone
 
+from agent.chat.frames import Frame
 from agent.chat.runner import (
     CURRENT_FIELDS,
     AgentSession,
@@ -41,6 +42,7 @@ from agent.loop import (
     TurnDone,
     TurnError,
 )
+from agent.tools.results import MAX_RESULT_CHARS, stored_ok
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from hermes_site.rendering import render_markdown
@@ -49,11 +51,8 @@ from knowledge.models import AnswerFeedback, ChatSession, Message
 
 log = logging.getLogger(__name__)
 
-Frame = dict[str, Any]
 Emit = Callable[[Frame | None], None]  # None marks the end of a turn's frames
 
-# Tool results can be long (file listings, search results); the card shows a readable head.
-MAX_RESULT_CHARS = 20_000
 BUSY_MESSAGE = "A reply is still being written… wait for it to finish or press Stop."
 
 # Turns run here, not on the event loop: the runner is a blocking generator (HTTP + ORM).
@@ -192,6 +191,7 @@ def forget(session_id: str) -> None:
 
 
 def _tool_finished(e: ToolFinished) -> Frame:
+    # Tool results can be long (file listings, search results); the card shows a readable head.
     result = e.result if len(e.result) <= MAX_RESULT_CHARS else e.result[:MAX_RESULT_CHARS] + "\n… (truncated)"
     return {
         "type": "tool_finished",
@@ -354,7 +354,7 @@ def conversation(session: ChatSession) -> list[Item]:
         elif msg.role == "tool" and msg.tool_call_id in cards:
             card, asked = cards[msg.tool_call_id]
             card.result = _pretty(msg.content[:MAX_RESULT_CHARS])
-            card.ok = '"success":false' not in msg.content[:60].replace(" ", "")
+            card.ok = stored_ok(msg.content)
             # Durations are not stored; the gap between the call and its result is close to it.
             card.duration = max(0.0, (msg.created_at - asked.created_at).total_seconds())
             card.pending = False

@@ -11,11 +11,11 @@ a write whose quotes are not found.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from agent.tools.registry import ToolContext
+from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
@@ -58,7 +58,7 @@ def _pairs(verdict: evidence.Verdict) -> tuple[tuple[str, int | None], ...]:
     return tuple((q.quote, q.message_id) for q in verdict.quotes)
 
 
-def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, reason: str) -> str:
+def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, reason: str) -> ToolResult:
     """Queue an unsupported write in the inbox; the tool result tells the model why it was not saved."""
     pending = PendingWrite.objects.create(
         kind=kind,
@@ -69,14 +69,10 @@ def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, reas
         unsupported=True,
         reason=reason,
     )
-    return json.dumps(
-        {
-            "success": False,
-            "changed": False,
-            "unsupported": True,
-            "pending_id": pending.pk,
-            "error": f"Not saved: {reason} It waits in the user's inbox instead. Save only what the user said "
-            "or clearly showed, with their exact words in 'evidence'.",
-        },
-        ensure_ascii=False,
+    return ToolResult.failure(
+        f"Not saved: {reason} It waits in the user's inbox instead. Save only what the user said "
+        "or clearly showed, with their exact words in 'evidence'.",
+        changed=False,
+        unsupported=True,
+        pending_id=pending.pk,
     )

@@ -9,6 +9,7 @@ import time
 from agent.llm import ChatClient
 from agent.loop import AgentLoop, ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
+from agent.tools.results import ToolResult
 from tests.fakellm import Reply, ScriptedLLM
 
 
@@ -19,7 +20,7 @@ def _client(server: ScriptedLLM, **kw) -> ChatClient:
 def _slow_tool(name: str, seconds: float) -> Tool:
     def handler(args, ctx):
         time.sleep(seconds)
-        return json.dumps({"success": True, "echo": args.get("x")})
+        return ToolResult.success(echo=args.get("x"))
 
     return Tool(
         name, "sleeps", {"type": "object", "properties": {"x": {"type": "string"}}}, handler, parallel_safe=True
@@ -80,7 +81,7 @@ def test_independent_tool_calls_run_in_parallel():
 
         def meet(args, ctx):
             barrier.wait()
-            return json.dumps({"success": True, "echo": args.get("x")})
+            return ToolResult.success(echo=args.get("x"))
 
         reg = ToolRegistry([Tool("meet", "waits for the others", {"type": "object"}, meet, parallel_safe=True)])
         events = _run(AgentLoop(_client(s), reg, ToolContext()), [{"role": "user", "content": "go"}])
@@ -166,7 +167,7 @@ def test_interrupt_before_tools_marks_them_not_run():
 
         def handler(args, ctx):
             ran.append(1)
-            return "{}"
+            return ToolResult.listing()
 
         def reply(body):
             interrupt.set()  # the user presses stop while the model is answering with calls

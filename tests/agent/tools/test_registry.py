@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext, ToolRegistry
+from agent.tools.registry import Tool, ToolContext, ToolRegistry
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult
 
 
-def _echo(args: dict[str, Any], ctx: ToolContext) -> str:
-    return json.dumps({"success": True, "args": args, "actor": ctx.actor})
+def _echo(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return ToolResult.success(args=args, actor=ctx.actor)
 
 
-def _boom(args: dict[str, Any], ctx: ToolContext) -> str:
+def _boom(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raise KeyError("missing")
 
 
-def _huge(args: dict[str, Any], ctx: ToolContext) -> str:
-    return "x" * (MAX_RESULT_CHARS + 500)
+def _huge(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return ToolResult.success(text="x" * MAX_RESULT_CHARS)
 
 
 def _registry() -> ToolRegistry:
@@ -27,19 +28,20 @@ def _registry() -> ToolRegistry:
     )
 
 
-def _error(result: str) -> str:
-    data = json.loads(result)
-    assert data["success"] is False
+def _error(result: ToolResult) -> str:
+    data = json.loads(result.content())
+    assert data["success"] is False and not result.ok
     return str(data["error"])
 
 
 def test_arguments_arrive_as_a_dict_whether_sent_as_json_text_or_an_object():
     reg = _registry()
     ctx = ToolContext(actor="review")
-    assert json.loads(reg.dispatch("echo", '{"a": 1}', ctx)) == {"success": True, "args": {"a": 1}, "actor": "review"}
-    assert json.loads(reg.dispatch("echo", {"b": 2}, ctx))["args"] == {"b": 2}
-    assert json.loads(reg.dispatch("echo", "", ctx))["args"] == {}
-    assert json.loads(reg.dispatch("echo", None, ctx))["args"] == {}
+    echoed = reg.dispatch("echo", '{"a": 1}', ctx)
+    assert json.loads(echoed.content()) == {"success": True, "args": {"a": 1}, "actor": "review"}
+    assert reg.dispatch("echo", {"b": 2}, ctx).data["args"] == {"b": 2}
+    assert reg.dispatch("echo", "", ctx).data["args"] == {}
+    assert reg.dispatch("echo", None, ctx).data["args"] == {}
 
 
 def test_unknown_tool_names_the_available_ones():
@@ -58,9 +60,10 @@ def test_a_tool_exception_becomes_a_result():
 
 
 def test_results_are_capped_and_say_how_long_they_were():
-    result = _registry().dispatch("huge", "{}", ToolContext())
-    assert result.startswith("x" * MAX_RESULT_CHARS)
-    assert result.endswith(f"[truncated: result was {MAX_RESULT_CHARS + 500} characters]")
+    full = len(_registry().dispatch("huge", "{}", ToolContext()).to_json())
+    result = _registry().dispatch("huge", "{}", ToolContext()).content()
+    assert result.startswith('{"success": true, "text": "xxx')
+    assert result.endswith(f"[truncated: result was {full} characters]")
     assert len(result) < MAX_RESULT_CHARS + 100
 
 

@@ -25,7 +25,7 @@ HAND_NOTE = "Remember: the VPN must be up before deploying"
 
 
 def call(args: dict, ctx: ToolContext | None = None) -> dict:
-    return json.loads(memory_tool().handler(args, ctx or ToolContext()))
+    return json.loads(memory_tool().handler(args, ctx or ToolContext()).content())
 
 
 @pytest.fixture

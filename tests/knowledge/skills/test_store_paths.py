@@ -183,7 +183,7 @@ def test_hostile_path_through_the_tool_is_an_error_result(sandbox: Sandbox, monk
     before = snapshot(sandbox.parent)
     registry = ToolRegistry(make_tools())
     args = {"action": "write_file", "name": "demo", "file_path": "../../x.md", "file_content": "x"}
-    result = json.loads(registry.dispatch("skill_manage", args, ToolContext()))
+    result = json.loads(registry.dispatch("skill_manage", args, ToolContext()).content())
     assert result["success"] is False and "'..'" in result["error"]
     assert snapshot(sandbox.parent) == before
 
