@@ -32,6 +32,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from agent.chat import live, ratelimit
 from agent.chat import service as chat_service
 from agent.chat.frames import Frame, FrameQueue
+from agent.chat.validation import message_error
 from hermes_site import config as hermes_config
 from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
@@ -201,12 +202,9 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if not isinstance(text, str):
             await self.error('A message frame needs "text" (a string).')
             return
-        if not text.strip():
-            await self.error("The message is empty. Nothing was sent.")
-            return
-        limit = int(hermes_config.get().get("agent", "max_message_chars"))
-        if len(text) > limit:
-            await self.error(f"The message is {len(text):,} characters; the limit is {limit:,}. Nothing was sent.")
+        problem = message_error(text, int(hermes_config.get().get("agent", "max_message_chars")))
+        if problem is not None:
+            await self.error(problem)
             return
         wait, why = self.limits.check_message()
         if wait:
