@@ -11,8 +11,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
-from agent import clients
-from agent.chat import branching, titles
+from agent.chat import branching, connection, titles
 from agent.chat import export as chat_export
 from agent.chat import service as chat_service
 from agent.llm import LLMError
@@ -20,7 +19,6 @@ from hermes_site import config as hermes_config
 from knowledge.models import ChatSession
 
 MODEL_NAME_CHARS = 200
-MODELS_TIMEOUT = 10.0
 
 
 def _refuse(message: str, status: int = 400) -> JsonResponse:
@@ -77,10 +75,10 @@ def models(request: HttpRequest) -> JsonResponse:
     """The names the model server lists (`/v1/models`); an error when it lists none or fails."""
     config = hermes_config.get()
     try:
-        names = clients.list_models(config, "model-list", MODELS_TIMEOUT)
-    except LLMError as exc:
-        return _refuse(f"The model server did not list its models ({exc.message}); type a name instead.", 502)
-    return JsonResponse({"models": sorted(names)})
+        names = connection.server_models(config)
+    except connection.ModelsUnavailable as exc:
+        return _refuse(f"The model server did not list its models ({exc}); type a name instead.", 502)
+    return JsonResponse({"models": names})
 
 
 def _download(body: str, session: ChatSession, extension: str, content_type: str) -> HttpResponse:
