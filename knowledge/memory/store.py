@@ -175,7 +175,7 @@ class MemoryStore:
         return self._mutate(self.spec(target), parsed, prov, "remove", None)
 
     def restore(self, change: KnowledgeChange, prov: Provenance) -> KnowledgeChange:
-        """Write `change.before` back byte-exactly (the change-log restorer for kind "memory")."""
+        """Write `change.before` back byte-exactly (the undo of kind "memory", knowledge/undo.py)."""
         spec = self.spec(change.target)
         with self._locked(spec) as path:
             raw, existed, _ = _read(path)
@@ -369,10 +369,3 @@ def _backup(path: Path) -> Path:
     backup = path.with_name(f"{path.name}.bak.{stamp}")
     atomic_write(backup, path.read_bytes())
     return backup
-
-
-def _restore_change(change: KnowledgeChange, prov: Provenance) -> KnowledgeChange:
-    return MemoryStore().restore(change, prov)
-
-
-changelog.register_restorer("memory", _restore_change)

@@ -282,12 +282,12 @@ def test_symlinked_lock_file_is_refused(sandbox: Sandbox) -> None:
 
 @pytest.mark.django_db
 def test_undo_refuses_a_change_whose_path_escapes(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
-    from knowledge import changelog
+    from knowledge import undo as knowledge_undo
 
     monkeypatch.setattr("knowledge.skills.store.hermes_config.get", lambda: sandbox.store.config)
     forged = KnowledgeChange.objects.create(
         kind="skill", target="demo", action="edit", actor="user", path="../../outside/secret.txt", before="pwned"
     )
-    with pytest.raises(changelog.UndoError):
-        changelog.undo(forged)
+    with pytest.raises(knowledge_undo.UndoError):
+        knowledge_undo.undo(forged)
     assert (sandbox.outside / "secret.txt").read_text() == "secret"
