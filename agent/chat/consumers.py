@@ -239,7 +239,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
                 frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
                 await self._send_turn_frames(frames)
                 if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
-                    await live.broadcast("review.started", {"session_id": self.session_id})
+                    await live.broadcast(live.REVIEW_STARTED, {"session_id": self.session_id})
         finally:
             live.gate.delivered(self.session_id)
 
@@ -268,11 +268,9 @@ class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if isinstance(frame, dict) and frame.get("type") == "ping":
             await self.send_json({"type": "pong"})
 
-    async def review_notice(self, event: dict[str, Any]) -> None:
-        await self.send_json({**event, "type": "review"})
+    async def to_page(self, event: dict[str, Any]) -> None:
+        """A live notice goes to the page as it was sent: its channel-layer type is the frame's type."""
+        await self.send_json(event)
 
-    async def review_started(self, event: dict[str, Any]) -> None:
-        await self.send_json({**event, "type": "review_started"})
-
-    async def chat_title(self, event: dict[str, Any]) -> None:
-        await self.send_json({**event, "type": "title"})
+    # The handlers of agent/chat/live.py's names (Channels finds a handler by the message type).
+    review = review_started = title = to_page
