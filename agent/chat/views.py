@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent.chat import branching, connection, session_end
+from agent.chat import branching, connection, presenter, session_end
 from agent.chat import service as chat_service
 from agent.learning import review
 from hermes_site import config as hermes_config
@@ -64,9 +64,9 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
     context = {
         "nav": "chat",
         "session": session,
-        "items": chat_service.conversation(session),
+        "items": presenter.conversation(session),
         "learned": learned.for_session(session.pk),
-        "counters": chat_service.counters(session),
+        "counters": presenter.counters(session),
         "review_running": review.is_running(session.pk),
         # A turn running on any server process (the page may be served by another worker).
         "busy": turns.holds(session),
