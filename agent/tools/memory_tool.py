@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent.tools import evidence_gate
+from agent.tools import evidence_gate, memory_budget
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
 from knowledge.memory.duplicates import memory_duplicate
@@ -138,7 +138,7 @@ def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
             return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision.held_reason)
         if ctx.stage_writes.get("memory"):
             return _stage(args, target, operations, ctx)
-        return ToolResult.from_payload(store.apply(target, operations, decision.prov, ctx.turn_state))
+        return memory_budget.write(store, target, operations, decision.prov, ctx.turn_state)
 
     return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler)
 
