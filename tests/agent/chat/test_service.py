@@ -3,8 +3,12 @@ worker threads, and live agents that notice another server process moved the con
 
 from __future__ import annotations
 
+import os
 import queue
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +20,7 @@ from tests.conftest import write_config
 from tests.fakellm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_page_counter_and_the_turns_saved_frame_agree_when_memory_is_off(home, llm):
@@ -89,3 +94,15 @@ def test_a_turn_of_a_deleted_chat_reports_it_instead_of_hanging(home, llm):
     first = frames.get(timeout=30)
     assert first == {"type": "error", "error": "This chat no longer exists (it was deleted).", "retry": False}
     assert frames.get(timeout=30) is None
+
+
+def test_importing_the_service_starts_no_turn_threads(tmp_path):
+    # A management command or a worker that imports the chat only for its helpers pays for no pool.
+    script = (
+        "import django, threading; django.setup()\n"
+        "import agent.chat.service as service\n"
+        "print(service._turn_pool is None, any(t.name.startswith('chat-turn') for t in threading.enumerate()))\n"
+    )
+    env = {**os.environ, "HERMES_HOME": str(tmp_path), "DJANGO_SETTINGS_MODULE": "hermes_site.settings"}
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["True", "False"], out.stderr
