@@ -3,7 +3,7 @@ key, timeout and retry policy, for every session, review and summary of this pro
 
 A new `openai` client per chat session built an SSL context each time (the certificate bundle
 is loaded even for plain-http servers) and opened fresh connections: ~18% of the server's CPU
-under 20 busy chats (issue 16). The shared client is thread-safe (its HTTP pool is); each
+under 20 busy chats (bench/live.py). The shared client is thread-safe (its HTTP pool is); each
 session still gets its own `ChatClient` (its model name), whose close() leaves the shared
 client open for the others.
 """
@@ -38,8 +38,8 @@ class ClientPool:
         key: Key = (
             config.base_url,
             config.api_key,
-            timeout if timeout is not None else float(config.get("model", "timeout")),
-            int(config.get("model", "max_retries")),
+            timeout if timeout is not None else config.model.timeout,
+            config.model.max_retries,
         )
         name = model or config.model_name
         with self._lock:

@@ -1,4 +1,4 @@
-"""Where background jobs run: the one place that decides (issue 18).
+"""Where background jobs run: the one place that decides (docs/DECISIONS.md, record 10).
 
 A job is a django-tasks `Task` whose arguments are ids only, so it can be run later by another
 process. With HERMES_QUEUE=threads (the embedded default) it runs on a bounded thread pool of
@@ -22,6 +22,8 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django_tasks.base import Task
+
+from hermes_site import config as hermes_config
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,7 @@ def start(task: Task[Any, Any], *args: Any, kind: str, here: Callable[[], Any] |
 
 
 def _run(job: Callable[[], Any]) -> Any:
+    hermes_config.refresh()  # a job starts with the settings as last saved (the queue's worker: config_django)
     try:
         return job()
     finally:

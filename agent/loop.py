@@ -1,4 +1,4 @@
-"""The tool-calling loop (SPEC §6): one loop, three drivers (browser, terminal, review).
+"""The tool-calling loop (docs/DECISIONS.md, record 4): one loop, three drivers (browser, terminal, review).
 
 `AgentLoop.run()` takes a message list (OpenAI chat format, system prompt first), calls the
 model, runs the tool calls it asks for, appends every assistant and tool message to the list,
@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from agent.llm import LLMError, ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
 from agent.tools.registry import ToolContext, ToolRegistry
-from agent.tools.results import ToolResult
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult
 
 INTERRUPTED_RESULT = ToolResult.failure("Interrupted by the user before this tool ran.")
 
@@ -183,11 +183,11 @@ class AgentLoop:
                 futures = [pool.submit(self._call_one, c, interrupt) for c in calls]
                 outcomes = [f.result() for f in futures]
             for c, (result, duration) in zip(calls, outcomes, strict=True):
-                yield self._finish(c, result, duration, messages)
+                yield self._finish(c, result, duration, messages, self._limit(c.name))
         else:
             for c in calls:
                 result, duration = self._call_one(c, interrupt)
-                yield self._finish(c, result, duration, messages)
+                yield self._finish(c, result, duration, messages, self._limit(c.name))
 
     def _call_one(self, call: ToolCallRequest, interrupt: threading.Event) -> tuple[ToolResult, float]:
         if interrupt.is_set():
@@ -196,12 +196,23 @@ class AgentLoop:
         result = self.registry.dispatch(call.name, call.arguments, self.ctx)
         return result, time.monotonic() - started
 
+    def _limit(self, name: str) -> int:
+        """What one result of tool `name` may hold (its own `max_result_chars`; an unknown name's
+        refusal gets the default)."""
+        tool = self.registry.get(name)
+        return tool.max_result_chars if tool is not None else MAX_RESULT_CHARS
+
     @staticmethod
     def _finish(
-        call: ToolCallRequest, result: ToolResult, duration: float, messages: list[dict[str, Any]]
+        call: ToolCallRequest,
+        result: ToolResult,
+        duration: float,
+        messages: list[dict[str, Any]],
+        limit: int = MAX_RESULT_CHARS,
     ) -> ToolFinished:
-        """The model boundary: the one place a tool's result becomes the text the model reads."""
-        content = result.content()
+        """The model boundary: the one place a tool's result becomes the text the model reads,
+        cut (still JSON) past the tool's `max_result_chars`."""
+        content = result.content(limit)
         msg = {"role": "tool", "tool_call_id": call.id, "content": content}
         messages.append(msg)
         return ToolFinished(call.id, call.name, call.arguments, content, result.ok, duration, msg)

@@ -9,8 +9,8 @@ from hermes_site.config import Config
 
 def build_registry(config: Config) -> ToolRegistry:
     registry = ToolRegistry()
-    # A target switched off in config leaves the tool; with both off, the tool goes (SPEC §2).
-    if config.get("memory", "memory_enabled") or config.get("memory", "user_profile_enabled"):
+    # A target switched off in config leaves the tool; with both off, the tool goes (docs/BEHAVIOUR.md, Memory).
+    if config.memory_on:
         registry.register(memory_tool.make_tool())
     for tool in skill_tools.make_tools():
         registry.register(tool)

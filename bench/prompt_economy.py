@@ -6,7 +6,6 @@ turn by turn. Tokens are the scripted server's estimate (characters / 4), as it 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from typing import Any
@@ -57,7 +56,7 @@ def run(scale: str) -> list[Figure]:
     from tests.learning import review_kind
 
     base = hermes_config.get()
-    cheap = dataclasses.replace(base, data={**base.data, "review": {**base.data["review"], "model": REVIEW_MODEL}})
+    cheap = base.with_values({"review.model": REVIEW_MODEL})
     agents = {
         "main": AgentSession.open(source="cli", config=base),
         "cheap": AgentSession.open(source="cli", config=cheap),

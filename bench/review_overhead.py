@@ -1,5 +1,5 @@
 """4. Review isolation: a chat turn's latency with background reviews running, against the same
-turn with none, interleaved turn by turn against one scripted server (issue 5). The reviews
+turn with none, interleaved turn by turn against one scripted server. The reviews
 are kept busy the whole time: their model calls are slow and they write memory through the
 real store. Measured with one session reviewing, and with 10 sessions reviewing at once.
 

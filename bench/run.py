@@ -1,10 +1,10 @@
-"""The one entry point: run every benchmark of issue 16 and write bench/RESULTS.md.
+"""The one entry point: run every benchmark and write bench/RESULTS.md.
 
     .venv/bin/python -m bench                    # everything, full sizes (< 15 minutes on 2 cores)
     .venv/bin/python -m bench --scale tiny       # every benchmark once at tiny sizes (the smoke test)
     .venv/bin/python -m bench --only overhead search --out /tmp/r.md
 
-Benchmarks (each in its own process, see bench/part.py), in the issue's order:
+Benchmarks (each in its own process, see bench/part.py), numbered as in the README's benchmark table:
  1 overhead        a turn through AgentSession vs the raw openai client, same request
  2+3 live          websocket first token; 20/50/100 sessions at a real model's pace, 20 at a fast one
  4 review_overhead chat turn latency with reviews running (1 and 10 sessions reviewing)
@@ -12,6 +12,7 @@ Benchmarks (each in its own process, see bench/part.py), in the issue's order:
  6 memory_writes   memory store writes/s, 1 and 4 contending processes
  7 prompt_economy  prompt tokens on memory/skills blocks, system prompt stability, review cost
  8 footprint       start-up time, resident memory idle and after 1M messages (under load: in 3)
+ 9 threat_scan     the threat scan's worst adversarial input up to 64 KiB beside prose of the same length
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from bench.part import MARK
 _NOT_PASSED = ("HERMES_HOME", "HERMES_DB", "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "HERMES_QUEUE")
 
 
-PARTS = ["overhead", "live", "review_overhead", "search", "memory_writes", "prompt_economy", "footprint"]
+PARTS = ["overhead", "live", "review_overhead", "search", "memory_writes", "prompt_economy", "footprint", "threat_scan"]
 
 
 def run_part(name: str, scale: str, timeout: float) -> tuple[list[Figure], str]:

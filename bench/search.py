@@ -177,6 +177,7 @@ def run(scale: str) -> list[Figure]:
     django.setup()
     from django.db import connection
 
+    from knowledge.search import backend
     from knowledge.search import top as search_top
 
     words = vocabulary()
@@ -194,7 +195,7 @@ def run(scale: str) -> list[Figure]:
         connection.settings_dict["NAME"] = str(db)
         t = time.time()
         with connection.cursor() as cur:  # as rebuild_search_index does after filling the indexes
-            lists = search_top.rebuild_lists(cur)
+            lists = search_top.rebuild_lists(cur, backend().top)
         ranked = time.time() - t
         got = in_process(size, qs, cfg)
         got[0].notes = (

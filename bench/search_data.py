@@ -65,14 +65,14 @@ def _row_template(conn: sqlite3.Connection, table: str) -> dict[str, object]:
 
 
 def load(db: Path, n_messages: int, words: list[str], seed: int = 7) -> None:
-    from knowledge.management.commands.rebuild_search_index import _fts_migration, rebuild_indexes
+    from knowledge.search import schema
 
     rng = random.Random(seed)
     cum = list(_cumulative_zipf(len(words)))
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute("BEGIN")
-    for name in _fts_migration.TRIGGER_NAMES:  # index once at the end, not row by row
+    for name in schema.SQLITE_TRIGGERS:  # index once at the end, not row by row
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
     s_tpl, m_tpl = _row_template(conn, "knowledge_chatsession"), _row_template(conn, "knowledge_message")
     del m_tpl["id"]  # let SQLite number the messages
@@ -114,7 +114,7 @@ def load(db: Path, n_messages: int, words: list[str], seed: int = 7) -> None:
             sessions, messages = [], []
     conn.executemany(s_sql, sessions)
     conn.executemany(m_sql, messages)
-    rebuild_indexes(conn.cursor())
+    schema.rebuild_sqlite(conn.cursor())
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -141,8 +141,7 @@ def like_scan(q: str, limit: int = 20, operator: str = "LIKE") -> list[object]:
     which lets it stop early on common words: the comparison favours the scan."""
     from django.db import connection
 
-    from knowledge.search import _to_datetime
-    from knowledge.search.results import COUNT_CAP, MessageHit
+    from knowledge.search.results import COUNT_CAP, MessageHit, to_datetime
     from knowledge.search.snippets import substring_snippet
 
     terms = q.split()
@@ -162,7 +161,7 @@ def like_scan(q: str, limit: int = 20, operator: str = "LIKE") -> list[object]:
             title or name or "New chat",
             source,
             role,
-            _to_datetime(created),
+            to_datetime(created),
             substring_snippet(content, terms),
         )
         for mid, sid, title, name, source, role, created, content in rows

@@ -20,7 +20,6 @@ returning the same page and capped count.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import shutil
@@ -53,12 +52,13 @@ def _services(tmp: Path) -> tuple[str, str]:
 
 def _copy_to_postgres(sqlite_db: Path, url: str) -> float:
     """The rows copied as a restore would (triggers off), then the search entries computed and
-    the indexes built once by the migration's own SQL, as `rebuild_search_index` does."""
+    the indexes built once by the search schema's SQL, as `rebuild_search_index` does."""
     import psycopg
 
     t = time.time()
     src = sqlite3.connect(sqlite_db)
-    migration = importlib.import_module("knowledge.migrations.0011_postgres_search_table_issue18")
+    from knowledge.search import schema
+
     with psycopg.connect(url) as pg:
         pg.execute("DROP INDEX IF EXISTS knowledge_message_search_vector")
         pg.execute("DROP INDEX IF EXISTS knowledge_message_search_trgm")
@@ -73,7 +73,7 @@ def _copy_to_postgres(sqlite_db: Path, url: str) -> float:
             "SELECT setval(pg_get_serial_sequence('knowledge_message', 'id'), (SELECT max(id) FROM knowledge_message))"
         )
         pg.commit()
-        for sql in migration.FORWARD:
+        for sql in schema.PG_SCHEMA + schema.PG_REBUILD + schema.PG_INDEXES:
             pg.execute(sql)
         pg.commit()
     with psycopg.connect(url, autocommit=True) as pg:
@@ -115,7 +115,7 @@ def worker() -> None:
     from django.db import connection, transaction
 
     from bench.search import like_scan
-    from knowledge.search import search_messages
+    from knowledge.search import backend, search_messages
     from knowledge.search import top as search_top
 
     def ilike(q: str) -> object:
@@ -123,7 +123,7 @@ def worker() -> None:
 
     def lists(_: str) -> object:
         with transaction.atomic(), connection.cursor() as cur:
-            return search_top.rebuild_lists(cur)
+            return search_top.rebuild_lists(cur, backend().top)
 
     fns = {"search": lambda q: search_messages(q, limit=20), "ilike": ilike, "lists": lists}
     for line in sys.stdin:

@@ -1,12 +1,14 @@
-"""Local-first access control (issue 8): a login token printed with the URL, like Jupyter.
+"""Local-first access control (docs/DECISIONS.md, record 13): a login token printed with the URL, like Jupyter.
 
 The token is generated on first run and stored in HERMES_HOME (mode 600). Visiting
 `/login?token=…` (or posting it on the login page) logs the browser in as the local owner —
 a Django user, so the admin and the websocket's AuthMiddlewareStack see the same identity.
 Everything except the login page and static files requires that session.
 
-Wrong tokens are throttled (`LoginThrottle`: a few free tries, then one every couple of
-seconds, answered 429 with Retry-After) and logged. `/logout` ends every session of the
+The right token always logs in (compared first, in constant time). Wrong tokens are throttled
+per client (`LoginThrottle`: a few free tries, then one every couple of seconds, answered 429
+with Retry-After) and logged; a login a page on another site made the browser send is refused
+before it counts (`_foreign`), so no page can lock the owner out. `/logout` ends every session of the
 dashboard (all browsers, all tabs) and closes their open websockets.
 """
 
@@ -18,7 +20,10 @@ import math
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -27,8 +32,9 @@ from django.contrib.auth import get_user_model, login, logout
 from django.contrib.sessions.models import Session
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
+
+from knowledge.fileio import create_private, exposed
 
 log = logging.getLogger("hermes.access")
 # Every open websocket joins this group; a logout tells them all to close.
@@ -41,9 +47,30 @@ PUBLIC_PREFIXES = ("/login", "/static/", "/favicon.ico")
 def login_token() -> str:
     path = settings.HERMES_HOME / "login_token"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(24), encoding="utf-8")
-        path.chmod(0o600)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # first use of a fresh home
+        create_private(path, secrets.token_urlsafe(24))  # 0600 from the start, never chmod-ed after
     return path.read_text(encoding="utf-8").strip()
+
+
+# What a local account could read in a home it can enter: every conversation and the session
+# keys (the database), the login token, the key that signs session cookies.
+PRIVATE_FILES = ("dashboard.sqlite3", "dashboard.sqlite3-wal", "dashboard.sqlite3-shm", "login_token", "secret_key")
+
+
+def exposed_home_warning(home: Path) -> str:
+    """One warning naming what other local accounts can read, and the chmod that fixes it ("" if none).
+
+    A home the dashboard creates is private from the start; one made earlier (by Hermes, an older
+    version, a umask of 022) may not be. Skill folders are left as Hermes makes them."""
+    files = exposed([home / name for name in PRIVATE_FILES])
+    folder = exposed([home])
+    if not files and not folder:
+        return ""
+    named = ", ".join(str(p) for p in folder + files)
+    fix = " && ".join(
+        ([f"chmod 700 {home}"] if folder else []) + ([f"chmod 600 {' '.join(map(str, files))}"] if files else [])
+    )
+    return f"warning: other local accounts can read or enter {named}. To keep them private run: {fix}"
 
 
 def login_url(host: str, port: int) -> str:
@@ -63,35 +90,39 @@ def _owner():  # type: ignore[no-untyped-def]
 
 
 class LoginThrottle:
-    """A token bucket of failed logins, shared by every client (they are all on loopback).
+    """Token buckets of failed logins, one per client (its address), a few hundred at most.
 
-    While it is empty every attempt is refused unchecked, the right token too: otherwise the
-    answers would still tell a guesser which token is right at full speed.
+    The right token is checked before the bucket (in constant time), so no amount of failed
+    tries, by anyone, locks the owner out; a wrong one costs a try, and an empty bucket answers
+    429 without comparing. Cross-site requests never reach it (`_foreign`).
     """
+
+    MAX_CLIENTS = 256
 
     def __init__(self, burst: int = 10, seconds_per_try: float = 2.0, clock: Callable[[], float] = time.monotonic):
         self.burst = burst
         self.seconds_per_try = seconds_per_try
         self.clock = clock
-        self._tries = float(burst)
-        self._stamp = clock()
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # client -> (tries, stamp)
         self._lock = threading.Lock()
 
-    def _refill(self) -> None:
+    def _tries(self, client: str) -> float:
         now = self.clock()
-        self._tries = min(self.burst, self._tries + (now - self._stamp) / self.seconds_per_try)
-        self._stamp = now
+        tries, stamp = self._buckets.get(client, (float(self.burst), now))
+        return min(self.burst, tries + (now - stamp) / self.seconds_per_try)
 
-    def wait(self) -> int:
-        """Seconds until the next attempt is allowed (0: now)."""
+    def wait(self, client: str = "") -> int:
+        """Seconds until `client`'s next attempt is allowed (0: now)."""
         with self._lock:
-            self._refill()
-            return 0 if self._tries >= 1 else math.ceil((1 - self._tries) * self.seconds_per_try)
+            tries = self._tries(client)
+            return 0 if tries >= 1 else math.ceil((1 - tries) * self.seconds_per_try)
 
-    def failed(self) -> None:
+    def failed(self, client: str = "") -> None:
         with self._lock:
-            self._refill()
-            self._tries = max(0.0, self._tries - 1)
+            self._buckets[client] = (max(0.0, self._tries(client) - 1), self.clock())
+            self._buckets.move_to_end(client)
+            while len(self._buckets) > self.MAX_CLIENTS:
+                self._buckets.popitem(last=False)
 
 
 THROTTLE = LoginThrottle()
@@ -101,10 +132,41 @@ def _client(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR") or "unknown")
 
 
+def _foreign(request: HttpRequest) -> str:
+    """Why a login attempt comes from another site ("" when it does not).
+
+    A page elsewhere can make the owner's browser load `/login?token=x` (an <img>, a form); the
+    browser says where the request came from, and such a request is refused without counting,
+    so it can neither spend the owner's tries nor log the browser in to anything.
+    """
+    site = request.headers.get("Sec-Fetch-Site", "")
+    if site in ("cross-site", "same-site"):
+        return f"Sec-Fetch-Site: {site}"
+    own = f"{request.scheme}://{request.get_host()}"
+    origin = request.headers.get("Origin")
+    if origin is not None and origin != own:
+        return f"Origin {origin}"
+    referer = request.headers.get("Referer")
+    if referer:
+        parts = urlsplit(referer)
+        if f"{parts.scheme}://{parts.netloc}" != own:
+            return f"Referer from {parts.scheme}://{parts.netloc}"
+    return ""
+
+
+def safe_next(value: str | None) -> str:
+    """A same-origin path to go to after logging in: "/" unless `value` is one."""
+    value = (value or "").strip()
+    if not value.startswith("/") or value.startswith(("//", "/\\")) or any(ch in value for ch in "\r\n\\"):
+        return "/"
+    parts = urlsplit(value)
+    return value if not parts.scheme and not parts.netloc else "/"
+
+
 def _throttled(request: HttpRequest, wait: int) -> HttpResponse:
     log.warning("Login attempt from %s refused: too many wrong tokens; retry in %d s", _client(request), wait)
     error = f"Too many wrong tokens. Wait {wait} s, then use the link printed when the dashboard started."
-    resp = render(request, "login.html", {"error": error, "next": request.GET.get("next", "")}, status=429)
+    resp = render(request, "login.html", {"error": error, "next": safe_next(request.GET.get("next"))}, status=429)
     resp["Retry-After"] = str(wait)
     return resp
 
@@ -112,20 +174,23 @@ def _throttled(request: HttpRequest, wait: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def login_view(request: HttpRequest) -> HttpResponse:
     token = request.POST.get("token") if request.method == "POST" else request.GET.get("token")
+    nxt = safe_next(request.GET.get("next") or request.POST.get("next"))
     error = ""
-    if token and (wait := THROTTLE.wait()):
-        return _throttled(request, wait)
+    if token and (why := _foreign(request)):
+        log.warning("Login attempt from %s refused: it came from another site (%s)", _client(request), why)
+        error = "This login came from another site. Open the link printed when the dashboard started."
+        return render(request, "login.html", {"error": error, "next": nxt}, status=403)
     if token:
-        if hmac.compare_digest(token.strip(), login_token()):
+        # Compared first, in constant time: the right token logs in however many tries failed.
+        if hmac.compare_digest(token.strip().encode(), login_token().encode()):
             login(request, _owner(), backend="django.contrib.auth.backends.ModelBackend")
-            nxt = request.GET.get("next") or request.POST.get("next") or "/"
-            if not url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}):
-                nxt = "/"
             return HttpResponseRedirect(nxt)
-        THROTTLE.failed()
+        if wait := THROTTLE.wait(_client(request)):
+            return _throttled(request, wait)
+        THROTTLE.failed(_client(request))
         log.warning("Login attempt from %s refused: wrong token", _client(request))
         error = "That token is not right. Use the link printed when the dashboard started."
-    ctx = {"error": error, "next": request.GET.get("next", ""), "logged_out": "logged_out" in request.GET}
+    ctx = {"error": error, "next": nxt if nxt != "/" else "", "logged_out": "logged_out" in request.GET}
     return render(request, "login.html", ctx, status=403 if token else 200)
 
 
@@ -153,5 +218,5 @@ class TokenAuthMiddleware:
                 resp = HttpResponse("Login required", status=401)
                 resp["HX-Redirect"] = "/login"
                 return resp
-            return HttpResponseRedirect(f"/login?next={request.path}")
+            return HttpResponseRedirect(f"/login?{urlencode({'next': request.get_full_path()})}")
         return self.get_response(request)

@@ -1,13 +1,24 @@
-"""Typed loader for HERMES_HOME/config.yaml (SPEC §9).
+"""HERMES_HOME/config.yaml: read, checked, saved, and followed while the process runs.
 
 This is the one place configuration is read. It is plain Python (no Django) so the agent
-loop, the terminal chat and the Django settings all share it. Validation errors name the
-offending key so a person can fix their file without reading a traceback.
+loop, the terminal chat and the Django settings all share it. The keys are declared once, in
+`hermes_site.config_schema`; a `Config` holds one frozen dataclass per section
+(`config.memory.nudge_interval`), checked when it is built. Validation errors name the offending
+key so a person can fix their file without reading a traceback.
+
+Every process (each daphne worker, each `learning_worker`, the terminal chat) holds the config
+it last read. `refresh()` costs one `stat` of the file and re-reads it only when it changed, so
+calling it at the start of each request, turn and background job makes a setting saved on any
+worker govern the next one everywhere. A file changed into something wrong keeps the last good
+config and logs the error naming the key; at start-up the same error is a system check error
+(`hermes_site.config_checks`). Reading never writes: the file with the defaults is created by
+`manage.py serve` (`write_defaults`) or by the first save.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import fcntl
 import logging
 import os
@@ -19,121 +30,107 @@ from typing import Any
 import yaml
 
 from hermes_site import yaml_edit
+from hermes_site.config_schema import (
+    SECTIONS,
+    SETTINGS,
+    AgentSettings,
+    ChatSettings,
+    CompressionSettings,
+    ConfigError,
+    LearningSettings,
+    MemorySettings,
+    ModelSettings,
+    ReviewSettings,
+    Section,
+    Setting,
+    SkillsSettings,
+    all_settings,
+    defaults,
+    lookup,
+    section_settings,
+    value_kind,
+)
+
+__all__ = ["SETTINGS", "Config", "ConfigError", "Setting", "all_settings", "value_kind"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 
-DEFAULTS: dict[str, dict[str, Any]] = {
-    "model": {
-        "base_url": "",
-        "api_key_env": "OPENAI_API_KEY",
-        "name": "",
-        "context_window": 0,
-        "timeout": 60.0,
-        "max_retries": 2,
-    },
-    "memory": {
-        "memory_enabled": True,
-        "user_profile_enabled": True,
-        "nudge_interval": 10,
-        "flush_min_turns": 6,
-        "memory_char_limit": 2200,
-        "user_char_limit": 1375,
-        "write_approval": False,
-        "provider": "",
-    },
-    "skills": {"creation_nudge_interval": 10, "disabled": [], "write_approval": False},
-    "compression": {"enabled": True, "threshold": 0.5, "protect_first_n": 3},
-    "review": {"max_iterations": 8, "model": ""},
-    "agent": {"max_iterations": 60, "max_message_chars": 100_000},
-    # auto_title: after a chat's first answer the model names it, unless the person already did.
-    "chat": {"auto_title": True},
-    # "required": review and flush writes must quote the conversation (SPEC §10); "off": the seed's way.
-    "learning": {"evidence": "required"},
-}
 
-# Per-key validators: (type, check, human description of what is allowed).
-_NonNegInt = (int, lambda v: v >= 0, "a whole number >= 0")
-_PosInt = (int, lambda v: v > 0, "a whole number > 0")
-_Bool = (bool, lambda v: True, "true or false")
-_Str = (str, lambda v: True, "a string")
-_SCHEMA: dict[str, dict[str, tuple[type, Any, str]]] = {
-    "model": {
-        "base_url": _Str,
-        "api_key_env": _Str,
-        "name": _Str,
-        "context_window": _NonNegInt,
-        "timeout": (float, lambda v: 0 < v <= 3600, "a number of seconds between 0 and 3600"),
-        "max_retries": (int, lambda v: 0 <= v <= 10, "a whole number from 0 to 10"),
-    },
-    "memory": {
-        "memory_enabled": _Bool,
-        "user_profile_enabled": _Bool,
-        "nudge_interval": _NonNegInt,
-        "flush_min_turns": _NonNegInt,
-        "memory_char_limit": _PosInt,
-        "user_char_limit": _PosInt,
-        "write_approval": _Bool,
-        "provider": (str, lambda v: v in ("", "session_recall"), '"" or "session_recall"'),
-    },
-    "skills": {
-        "creation_nudge_interval": _NonNegInt,
-        "disabled": (list, lambda v: all(isinstance(x, str) for x in v), "a list of skill names"),
-        "write_approval": _Bool,
-    },
-    "compression": {
-        "enabled": _Bool,
-        "threshold": (float, lambda v: 0 < v <= 1, "a number between 0 and 1"),
-        "protect_first_n": _NonNegInt,
-    },
-    "review": {"max_iterations": (int, lambda v: 1 <= v <= 50, "a whole number from 1 to 50"), "model": _Str},
-    "agent": {"max_iterations": _PosInt, "max_message_chars": _PosInt},
-    "chat": {"auto_title": _Bool},
-    "learning": {"evidence": (str, lambda v: v in ("required", "off"), '"required" or "off"')},
-}
+# What the settings form is generated from: each key with its type, default, rule and choices.
+KeySpec = Setting
 
 
-def value_kind(section: str, key: str) -> str:
-    """How a form edits this key, from the one schema above: "bool", "text" or "number"."""
-    typ = _SCHEMA[section][key][0]
-    return "bool" if typ is bool else "text" if typ is str else "number"
-
-
-class ConfigError(Exception):
-    """A config.yaml value is wrong; the message names the key."""
+def key_specs() -> list[KeySpec]:
+    """Every key the dashboard reads, in the schema's order."""
+    return list(all_settings())
 
 
 @dataclass(frozen=True)
 class Config:
-    home: Path
-    data: dict[str, dict[str, Any]]
-    warnings: list[str] = field(default_factory=list)
+    """One reading of config.yaml: a frozen section object per section, plus where it lives."""
 
-    def get(self, section: str, key: str) -> Any:
-        return self.data[section][key]
+    home: Path
+    model: ModelSettings = field(default_factory=ModelSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
+    skills: SkillsSettings = field(default_factory=SkillsSettings)
+    compression: CompressionSettings = field(default_factory=CompressionSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    chat: ChatSettings = field(default_factory=ChatSettings)
+    learning: LearningSettings = field(default_factory=LearningSettings)
+    warnings: tuple[str, ...] = ()
+
+    def value(self, dotted: str) -> Any:
+        """A key's value by its name ("memory.nudge_interval"), for code that walks the schema
+        (the settings form); everything else reads the typed attribute."""
+        setting = lookup(dotted)
+        return getattr(getattr(self, setting.section), setting.key)
+
+    def with_values(self, changes: dict[str, Any]) -> Config:
+        """A copy with some keys changed ({"section.key": value}), each checked as from the file."""
+        sections: dict[str, dict[str, Any]] = {}
+        for dotted, value in changes.items():
+            setting = lookup(dotted)
+            sections.setdefault(setting.section, {})[setting.key] = value
+        return dataclasses.replace(
+            self, **{name: dataclasses.replace(getattr(self, name), **kv) for name, kv in sections.items()}
+        )
+
+    @property
+    def data(self) -> dict[str, dict[str, Any]]:
+        """Every key's value as config.yaml holds it ({"memory": {"nudge_interval": 10, ...}})."""
+        return {
+            name: {s.key: _plain(getattr(getattr(self, name), s.key)) for s in section_settings(cls)}
+            for name, cls in SECTIONS.items()
+        }
 
     @property
     def model_name(self) -> str:
-        return os.environ.get("HERMES_MODEL") or str(self.data["model"]["name"])
+        return os.environ.get("HERMES_MODEL") or self.model.name
 
     @property
     def base_url(self) -> str:
-        return os.environ.get("OPENAI_BASE_URL") or str(self.data["model"]["base_url"])
+        return os.environ.get("OPENAI_BASE_URL") or self.model.base_url
 
     @property
     def api_key(self) -> str:
-        env_name = str(self.data["model"]["api_key_env"]) or "OPENAI_API_KEY"
+        env_name = self.model.api_key_env or "OPENAI_API_KEY"
         return os.environ.get(env_name) or os.environ.get("OPENAI_API_KEY", "")
 
     @property
     def review_model(self) -> str:
-        return str(self.data["review"]["model"]) or self.model_name
+        return self.review.model or self.model_name
 
     @property
     def context_window(self) -> int:
-        configured = int(self.data["model"]["context_window"])
-        return configured or DEFAULT_CONTEXT_WINDOW
+        return self.model.context_window or DEFAULT_CONTEXT_WINDOW
+
+    @property
+    def memory_on(self) -> bool:
+        """Either memory target is kept: the memory tool exists and memory reviews can run."""
+        return self.memory.memory_enabled or self.memory.user_profile_enabled
 
     @property
     def memories_dir(self) -> Path:
@@ -148,33 +145,12 @@ class Config:
         return self.home / "config.yaml"
 
 
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
 def hermes_home() -> Path:
     return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
-
-
-# String keys whose words YAML 1.1 reads as booleans (a bare `off` is false): (false word, true word).
-_BOOL_WORDS: dict[tuple[str, str], tuple[str, str]] = {("learning", "evidence"): ("off", "required")}
-
-
-def _coerce(section: str, key: str, value: Any) -> Any:
-    typ, check, desc = _SCHEMA[section][key]
-    if isinstance(value, bool) and (section, key) in _BOOL_WORDS:
-        value = _BOOL_WORDS[(section, key)][int(value)]
-    if typ is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if typ is int and isinstance(value, bool):
-        raise ConfigError(f"config.yaml: {section}.{key} must be {desc}, got {value!r}")
-    if not isinstance(value, typ):
-        raise ConfigError(f"config.yaml: {section}.{key} must be {desc}, got {value!r}")
-    if not check(value):
-        raise ConfigError(f"config.yaml: {section}.{key} must be {desc}, got {value!r}")
-    return value
-
-
-# Values of keys the dashboard reads but does not implement every option of: a Hermes home may
-# name a provider only Hermes has (mem0, honcho, ...). Such a value is a warning, not an error,
-# and the dashboard runs as if the key were unset (issue 17.2).
-_LENIENT = {("memory", "provider")}
 
 
 def _section_values(section: str, values: Any) -> dict[str, Any] | None:
@@ -184,7 +160,7 @@ def _section_values(section: str, values: Any) -> dict[str, Any] | None:
     if section == "model" and isinstance(values, str):
         return {"name": values}  # Hermes' default shape: the whole section is the model name
     if not isinstance(values, dict):
-        raise ConfigError(f"config.yaml: {section} must be a mapping")
+        raise ConfigError(f"config.yaml: {section} must be a mapping", section)
     if section == "model" and "name" not in values and isinstance(values.get("default"), str):
         values = {**values, "name": values["default"]}  # Hermes' `model.default`
     return values
@@ -192,50 +168,60 @@ def _section_values(section: str, values: Any) -> dict[str, Any] | None:
 
 def _known_key(section: str, key: str) -> bool:
     # Keys Hermes keeps in sections the dashboard shares; read by Hermes only, not worth a warning.
-    return key in DEFAULTS[section] or (section == "model" and key in ("default", "provider"))
+    return f"{section}.{key}" in SETTINGS or (section == "model" and key in ("default", "provider"))
 
 
-def validate(raw: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Merge `raw` over the defaults; raise ConfigError naming the first bad key."""
+def _section(name: str, raw: Any, warnings: list[str]) -> Section:
+    kwargs: dict[str, Any] = {}
+    for key, value in (_section_values(name, raw) or {}).items():
+        dotted = f"{name}.{key}"
+        if not _known_key(name, key):
+            warnings.append(f"config.yaml: unknown key {dotted} ignored")
+        elif dotted not in SETTINGS:
+            continue
+        elif SETTINGS[dotted].lenient:
+            # A value only Hermes implements (a memory provider such as mem0): the dashboard runs
+            # as if the key were unset.
+            try:
+                kwargs[key] = SETTINGS[dotted].coerce(value)
+            except ConfigError as exc:
+                warnings.append(f"{exc}; the dashboard does not implement it and runs without it")
+        else:
+            kwargs[key] = value
+    return SECTIONS[name](**kwargs)  # checks every value; ConfigError names the first wrong key
+
+
+def validate(raw: Any) -> tuple[dict[str, Section], list[str]]:
+    """The sections of a parsed config.yaml over the defaults; raise ConfigError naming the first bad key."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("config.yaml: the top level must be a mapping of sections")
-    data = copy.deepcopy(DEFAULTS)
     warnings: list[str] = []
-    others = [str(section) for section in raw if section not in DEFAULTS]
+    others = [str(section) for section in raw if section not in SECTIONS]
     if others:
         # A home shared with Hermes Agent holds dozens of its sections: one line, not one each.
         warnings.append(f"config.yaml: sections the dashboard does not use are kept as they are: {', '.join(others)}")
-    for section, section_raw in raw.items():
-        if section not in DEFAULTS:
-            continue
-        values = _section_values(section, section_raw)
-        for key, value in (values or {}).items():
-            if not _known_key(section, key):
-                warnings.append(f"config.yaml: unknown key {section}.{key} ignored")
-            elif key not in DEFAULTS[section]:
-                continue
-            elif (section, key) in _LENIENT:
-                try:
-                    data[section][key] = _coerce(section, key, value)
-                except ConfigError as exc:
-                    warnings.append(f"{exc}; the dashboard does not implement it and runs without it")
-            else:
-                data[section][key] = _coerce(section, key, value)
-    return data, warnings
+    sections = {name: _section(name, raw.get(name), warnings) for name in SECTIONS}
+    return sections, warnings
+
+
+def from_raw(home: Path, raw: Any) -> Config:
+    """A Config from a parsed document (what `load` does after reading the file)."""
+    sections, warnings = validate(raw)
+    return Config(home, **sections, warnings=tuple(warnings))  # type: ignore[arg-type]
 
 
 def dump_defaults() -> str:
-    return yaml.safe_dump(DEFAULTS, sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(defaults(), sort_keys=False, allow_unicode=True)
 
 
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
 
 
-def _warn_once(warnings: list[str]) -> None:
-    # Every page load re-reads the file; a Hermes home's unknown keys are logged once per process.
+def _warn_once(warnings: tuple[str, ...]) -> None:
+    # Every change of the file is read again; a Hermes home's unknown keys are logged once per process.
     with _warned_lock:
         fresh = [w for w in warnings if w not in _warned]
         _warned.update(fresh)
@@ -244,7 +230,10 @@ def _warn_once(warnings: list[str]) -> None:
 
 
 def _read_raw(path: Path) -> tuple[str, Any]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return "", None  # no file yet: every key takes its default
     try:
         return text, yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -252,17 +241,26 @@ def _read_raw(path: Path) -> tuple[str, Any]:
 
 
 def load(home: Path | None = None) -> Config:
+    """Read and check `home`/config.yaml (a missing file: the defaults). Writes nothing."""
     home = home or hermes_home()
-    home.mkdir(parents=True, exist_ok=True)
-    path = home / "config.yaml"
-    if not path.exists():
-        path.write_text(
-            "# Hermes dashboard configuration. Keys you leave out take their defaults.\n" + dump_defaults(),
-            encoding="utf-8",
-        )
-    data, warnings = validate(_read_raw(path)[1])
-    _warn_once(warnings)
-    return Config(home=home, data=data, warnings=warnings)
+    config = from_raw(home, _read_raw(home / "config.yaml")[1])
+    _warn_once(config.warnings)
+    return config
+
+
+DEFAULTS_HEADER = "# Hermes dashboard configuration. Keys you leave out take their defaults.\n"
+
+
+def write_defaults(home: Path | None = None) -> bool:
+    """First run: create config.yaml with every default, for a person to edit. False if it exists."""
+    home = home or hermes_home()
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new home is the owner's alone
+    try:
+        with open(home / "config.yaml", "x", encoding="utf-8") as out:  # never over a file another process wrote
+            out.write(DEFAULTS_HEADER + dump_defaults())
+    except FileExistsError:
+        return False
+    return True
 
 
 def _set_raw(raw: dict[str, Any], section: str, key: str, value: Any) -> None:
@@ -276,38 +274,34 @@ def _set_raw(raw: dict[str, Any], section: str, key: str, value: Any) -> None:
     elif isinstance(current, dict):
         current[key] = value
     else:
-        raise ConfigError(f"config.yaml: {section} must be a mapping")
-
-
-def _split_key(dotted: str) -> tuple[str, str]:
-    section, _, key = dotted.partition(".")
-    if section not in _SCHEMA or key not in _SCHEMA[section]:
-        raise ConfigError(f"config.yaml: {dotted} is not a setting the dashboard can change")
-    return section, key
+        raise ConfigError(f"config.yaml: {section} must be a mapping", section)
 
 
 def save_changes(changes: dict[str, Any], home: Path | None = None) -> Config:
     """Set the given keys ({"section.key": value}) and keep every other byte of config.yaml.
 
     The file is re-read under `config.yaml.lock`, so two saves (a skill toggle and the settings
-    page) never undo each other; the result is validated before anything is written.
+    page, on one worker or two) never undo each other; the result is validated before anything
+    is written. This process follows the new file at once; the others at their next `refresh()`.
     """
     home = home or get().home
-    path = load(home).config_path  # creates the file with the defaults on first use
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "config.yaml"
     with open(home / "config.yaml.lock", "a+b") as lock_file:
         fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX)
         text, raw = _read_raw(path)
+        if not text:
+            text, raw = DEFAULTS_HEADER + dump_defaults(), defaults()  # the first save writes the whole file
         raw = copy.deepcopy(raw) if isinstance(raw, dict) else {}
         changed: dict[str, list[str]] = {}
         for dotted, value in changes.items():
-            section, key = _split_key(dotted)
-            _set_raw(raw, section, key, value)
-            changed.setdefault(section, []).append(key)
+            setting = lookup(dotted)
+            _set_raw(raw, setting.section, setting.key, _plain(value))
+            changed.setdefault(setting.section, []).append(setting.key)
         validate(raw)  # raises ConfigError naming the key; nothing is written
-        if changed:
+        if changed or not path.exists():
             _write(path, _new_text(text, raw, changed))
-    reset()
-    return load(home)
+    return refresh() if home == hermes_home() else load(home)
 
 
 def _new_text(text: str, raw: dict[str, Any], changed: dict[str, list[str]]) -> str:
@@ -322,7 +316,8 @@ def _new_text(text: str, raw: dict[str, Any], changed: dict[str, list[str]]) -> 
 
 
 def _write(path: Path, text: str) -> None:
-    # Through a symbolic link (dotfiles): the link stays and its target gets the new text.
+    # Through a symbolic link (dotfiles): the link stays and its target gets the new text. A new
+    # file replaces the old one, so every reader sees the whole old text or the whole new one.
     real = Path(os.path.realpath(path))
     tmp = real.with_name(f".{real.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -331,29 +326,79 @@ def _write(path: Path, text: str) -> None:
 
 def save(config: Config, data: dict[str, dict[str, Any]]) -> Config:
     """Save the keys of `data` that differ from `config` (see `save_changes`)."""
+    current = config.data
     changes = {
         f"{section}.{key}": value
         for section, values in data.items()
         for key, value in values.items()
-        if config.data.get(section, {}).get(key, object()) != value
+        if current.get(section, {}).get(key, object()) != value
     }
     return save_changes(changes, config.home)
 
 
+# -- the config this process runs with ------------------------------------------------------------
+
+Stamp = tuple[int, int, int, int, int] | None
+
+
+def _stamp(path: Path) -> Stamp:
+    """What identifies one version of the file, from one stat: a save replaces the file (a new
+    inode); an edit in place changes its size or times. None: there is no file."""
+    try:
+        st = os.stat(path)  # through a symbolic link: the target's
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass
+class _State:
+    config: Config | None = None
+    stamp: Stamp = None
+    rejected: Stamp = None  # a version already found wrong (and logged): not read again
+
+
 _lock = threading.Lock()
-_current: Config | None = None
+_state = _State()
+
+
+def _read_locked(home: Path, stamp: Stamp) -> Config:
+    try:
+        config = load(home)
+    except ConfigError as exc:
+        if _state.config is None or _state.config.home != home:
+            raise  # nothing good to keep: the caller reports it (the system check does, at start-up)
+        if _state.rejected != stamp:
+            log.error("%s; the settings read before stay in use until the file is fixed", exc)
+        _state.rejected = stamp
+        return _state.config
+    _state.config, _state.stamp, _state.rejected = config, stamp, None
+    return config
+
+
+def refresh() -> Config:
+    """The config, re-read if config.yaml changed since it was read (one stat when it did not)."""
+    home = hermes_home()
+    stamp = _stamp(home / "config.yaml")  # before reading: a change during the read is seen next time
+    with _lock:
+        current = _state.config
+        unchanged = stamp == _state.stamp or (stamp is not None and stamp == _state.rejected)
+        if current is not None and current.home == home and unchanged:
+            return current
+        return _read_locked(home, stamp)
 
 
 def get() -> Config:
-    """The process-wide config, loaded once (re-read after `reset()`)."""
-    global _current
+    """The config as of this process's last `refresh()` (read on first use, or when HERMES_HOME
+    changes). A turn, job or request holds the one it started with."""
     with _lock:
-        if _current is None or _current.home != hermes_home():
-            _current = load()
-        return _current
+        current = _state.config
+        if current is not None and current.home == hermes_home():
+            return current
+    return refresh()
 
 
 def reset() -> None:
-    global _current
+    """Forget the config read so far: the next `get()` reads the file again."""
     with _lock:
-        _current = None
+        _state.config, _state.stamp, _state.rejected = None, None, None

@@ -1,4 +1,4 @@
-"""The one sanitising renderer for everything a model or a person wrote (issues 8 and 13).
+"""The one sanitising renderer for everything a model or a person wrote.
 
 Markdown is parsed as CommonMark by markdown-it-py with its raw-HTML switch off, so HTML a
 model writes is escaped exactly once and shows as text (escaping before parsing, as the old
@@ -59,7 +59,7 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
 
 
 # One parser for the process, built once (building it per call cost more than rendering a
-# short answer, issue 16): parsing keeps its state in the call, so threads can share it.
+# short answer): parsing keeps its state in the call, so threads can share it.
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight})

@@ -2,36 +2,36 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
-import sys
 from pathlib import Path
 
 import dj_database_url
+from django.utils.functional import lazy
 
 from hermes_site import config as hermes_config
+from knowledge.fileio import create_private
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-try:
-    CONFIG = hermes_config.get()
-except hermes_config.ConfigError as exc:
-    # A wrong value stops start-up with one clear line naming the key, not a traceback.
-    sys.stderr.write(f"error: {exc}\n")
-    raise SystemExit(2) from None
-
-HERMES_HOME = CONFIG.home
+# Only where the home is: config.yaml is read (and checked, by the system check that names a
+# wrong key) once Django is set up, and again whenever it changes. Importing settings writes nothing.
+HERMES_HOME = hermes_config.hermes_home()
 
 
+@functools.cache
 def _secret_key() -> str:
+    """The home's signing key, created on first use (a session or CSRF cookie), one for every
+    process of the home: the first to get there writes it, the others read that file."""
     path = HERMES_HOME / "secret_key"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
-        path.chmod(0o600)
+        HERMES_HOME.mkdir(mode=0o700, parents=True, exist_ok=True)
+        create_private(path, secrets.token_urlsafe(50))  # 0600 from the start, never chmod-ed after
     return path.read_text(encoding="utf-8").strip()
 
 
-SECRET_KEY = _secret_key()
+SECRET_KEY = lazy(_secret_key, str)()
 DEBUG = os.environ.get("HERMES_DEBUG", "") == "1"
 # Only the loopback names: a page on another site that rebinds its DNS name to 127.0.0.1 still
 # sends its own Host header and is refused (no DNS rebinding).
@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "hermes_site.access.TokenAuthMiddleware",
+    "hermes_site.config_django.ConfigRefreshMiddleware",  # a setting saved on any worker governs this request
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -119,7 +120,7 @@ else:
             },
             # Connections persist per thread: chat turns, review threads and the consumers' database
             # calls (which close "old" connections around every call) would otherwise reconnect and
-            # rerun the PRAGMAs above each time (~16% of the server's CPU per turn, issue 16).
+            # rerun the PRAGMAs above each time (~16% of the server's CPU per turn, bench/live.py).
             "CONN_MAX_AGE": None,
             # A file (not :memory:) so review threads and subprocesses see the same test database.
             "TEST": {"NAME": str(HERMES_HOME / "test_dashboard.sqlite3")},
@@ -152,10 +153,8 @@ else:
 # them on bounded pools inside the server process (the embedded default); "tasks" puts them on
 # Django's task queue with its database backend (django-tasks + django-tasks-db), run by
 # `manage.py learning_worker`, so they survive a server restart and can run on another machine.
+# Any other value is a system check error (hermes_site.config_django).
 HERMES_QUEUE = os.environ.get("HERMES_QUEUE", "threads")
-if HERMES_QUEUE not in ("threads", "tasks"):
-    sys.stderr.write(f"error: HERMES_QUEUE must be 'threads' or 'tasks', got {HERMES_QUEUE!r}\n")
-    raise SystemExit(2)
 TASKS = {
     "default": {
         "BACKEND": "django_tasks_db.DatabaseBackend"

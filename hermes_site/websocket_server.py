@@ -36,7 +36,7 @@ _UTF8_MAX = 4  # bytes per character at most: the byte cap never cuts below the 
 
 def frame_limit_bytes() -> int:
     """The largest frame daphne accepts: the chat socket's own frame limit, in UTF-8 bytes."""
-    chars = int(hermes_config.get().get("agent", "max_message_chars"))
+    chars = hermes_config.get().agent.max_message_chars
     return max_frame_chars(chars) * _UTF8_MAX
 
 

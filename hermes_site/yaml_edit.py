@@ -1,4 +1,4 @@
-"""Change a few keys of a YAML document and keep every other byte (issue 17.1).
+"""Change a few keys of a YAML document and keep every other byte.
 
 config.yaml is shared with Hermes Agent, which keeps many keys the dashboard does not know
 (`model.default`, `toolsets`, `skills.external_dirs`, `_config_version`, ...). Re-dumping the

@@ -1,5 +1,5 @@
 """Django admin for every record: sessions, messages, review runs, the change log, pending writes
-and skill usage (SPEC §8).
+and skill usage.
 
 The change log is history: it is read-only here (undo goes through the stores, which write
 the files and record the undo), so the admin cannot make the log disagree with the disk.

@@ -1,4 +1,4 @@
-"""Pending writes (memory.write_approval / skills.write_approval, SPEC §7): how an approved one
+"""Pending writes (memory.write_approval / skills.write_approval): how an approved one
 is applied.
 
 The knowledge layer owns the PendingWrite record and its state machine (`PendingWrite.approve()`

@@ -1,4 +1,4 @@
-"""The stored capabilities of model servers (issue 12): what each server + model can do.
+"""The stored capabilities of model servers: what each server + model can do.
 
 The model client (agent.llm) learns a capability when a server refuses a feature, and the
 connection check probes all of them; both save here through `DbCapabilityStore`, which has

@@ -1,4 +1,4 @@
-"""The change log (SPEC §7): written only by the stores, read by the dashboard.
+"""The change log: written only by the stores, read by the dashboard.
 
 Each store calls `record()` while it still holds its file lock, so the log's order matches the
 order of writes on disk. Undo (knowledge/undo.py) writes a change back through the store that owns

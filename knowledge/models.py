@@ -1,4 +1,4 @@
-"""Every persistent record of the product (SPEC §4, §5, §7): conversations and their messages,
+"""Every persistent record of the product: conversations and their messages,
 learning runs, the knowledge change log, pending writes and skill usage.
 
 The tables of the conversation models were created by the `agent` app and moved here (with
@@ -50,7 +50,7 @@ class ChatSession(models.Model):
     # Who ends it (memory flush), so it is ended once: "" nobody yet, "queue" waiting for a
     # worker, else the worker (host:pid) doing it (knowledge/history/session_ends.py).
     end_worker = models.CharField(max_length=200, blank=True, default="")
-    # Learning-loop counters (SPEC §5): persisted so a restart does not lose them.
+    # Learning-loop counters: persisted so a restart does not lose them.
     turns_since_memory = models.PositiveIntegerField(default=0)
     iters_since_skill = models.PositiveIntegerField(default=0)
     user_turn_count = models.PositiveIntegerField(default=0)
@@ -278,6 +278,12 @@ class PendingWrite(models.Model):
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.status})"
 
+    @property
+    def hold_kind(self) -> str:
+        """Why a held write waits: "conflict", "untested" or "unsupported" (its reason's first word)."""
+        first = self.reason.split(":", 1)[0].strip().casefold()
+        return first if first in ("conflict", "untested") else "unsupported"
+
     def _claim(self) -> bool:
         """Mark the item decided; False if another request (a second tab, a double click) got there first."""
         now = timezone.now()
@@ -327,7 +333,7 @@ class SkillUsage(models.Model):
 
 
 class ModelCapabilities(models.Model):
-    """What one model server + model can do, as learned from its refusals or a probe (issue 12).
+    """What one model server + model can do, as learned from its refusals or a probe.
 
     Written by the model client when a server refuses a feature, and by the connection check;
     read by every new client so a refusal is learned once, not every turn or every process.
@@ -347,7 +353,7 @@ class ModelCapabilities(models.Model):
 
 
 class SkillOutcome(models.Model):
-    """One use of a skill in a turn (slash command or skill_view) and how it went (SPEC §10)."""
+    """One use of a skill in a turn (slash command or skill_view) and how it went (docs/BEHAVIOUR.md, Skills)."""
 
     OUTCOMES = [
         ("ok", "ok"),

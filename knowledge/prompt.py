@@ -1,4 +1,4 @@
-"""The system prompt: identity, the frozen memory snapshot and the skills index (SPEC §2, §3).
+"""The system prompt: identity, the frozen memory snapshot and the skills index (docs/DECISIONS.md, record 2).
 
 Built once when a session starts and stored on the session; every turn reuses the stored text
 byte for byte (so the provider's prompt cache stays valid). The only rebuild is after context

@@ -28,7 +28,7 @@ class Block:
 
 def _budgets(config: Config) -> dict[str, tuple[str, int]]:
     """Block header -> (name, limit in characters of its entries)."""
-    return {spec.header: (spec.label, int(config.get("memory", spec.limit_key))) for spec in TARGETS.values()}
+    return {spec.header: (spec.label, config.value(f"memory.{spec.limit_key}")) for spec in TARGETS.values()}
 
 
 def split(prompt: str, config: Config) -> list[Block]:

@@ -40,5 +40,5 @@ done
 .venv/bin/python manage.py learning_worker &
 PIDS+=($!)
 echo "Hermes dashboard (two workers, one database, one Redis, one learning queue worker):"
-.venv/bin/python manage.py shell --no-imports -c "from hermes_site.access import login_url; print(login_url('127.0.0.1', $PORT)); print(login_url('127.0.0.1', $((PORT + 1))))"
+.venv/bin/python manage.py login_url --port "$PORT" --port "$((PORT + 1))"
 wait

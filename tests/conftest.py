@@ -23,6 +23,7 @@ for _var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
     os.environ.pop(_var, None)
 
 from hermes_site import config as hermes_config  # noqa: E402
+from tests.daphne import with_test_defaults  # noqa: E402
 from tests.fakellm import ScriptedLLM  # noqa: E402
 
 
@@ -35,13 +36,18 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             shutil.rmtree(p)
         elif p.exists():
             p.unlink()
-    hermes_config.reset()
+    write_config(_SESSION_HOME, "")
     yield _SESSION_HOME
     hermes_config.reset()
 
 
 def write_config(home: Path, text: str) -> None:
-    (home / "config.yaml").write_text(text, encoding="utf-8")
+    """config.yaml of this process's home: `text`, with the tests' defaults for what it leaves out.
+
+    Tests script the model's replies one by one and read "the last request": a title request after
+    a chat's first answer would take a reply meant for something else, so the automatic title is
+    off unless a test's config turns it on (`chat.auto_title`)."""
+    (home / "config.yaml").write_text(with_test_defaults(text), encoding="utf-8")
     hermes_config.reset()
 
 

@@ -2,7 +2,7 @@
 
 One helper for every such test (browser fixtures, the origin/security tests, the soak and
 restart tests): its own HERMES_HOME with a migrated database, a known login token and a
-config.yaml, on a free port read back from daphne's log (DESIGN: port 0, read the log). `Http`
+config.yaml, on a free port read back from daphne's log (it starts on port 0 and logs the port it bound). `Http`
 is a small cookie-keeping client with full control of the Host and Origin headers.
 """
 
@@ -78,7 +78,7 @@ def server_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str,
     return env
 
 
-# As in this process (tests/settings.py): no automatic chat title unless a test's config asks for one.
+# As in this process (tests/conftest.py): no automatic chat title unless a test's config asks for one.
 TEST_DEFAULTS = "chat:\n  auto_title: false\n"
 
 

@@ -1,4 +1,4 @@
-"""Situations of a home shared with Hermes Agent, built from files (issue 17).
+"""Situations of a home shared with Hermes Agent, built from files (docs/BEHAVIOUR.md, Sharing a home with Hermes Agent).
 
 Written fresh from reading Hermes Agent's public code: its config.yaml as its `save_config`
 writes it (PyYAML block style, keys in its own order, sections the dashboard does not know),

@@ -12,7 +12,7 @@ REVIEW_PROMPTS = {MEMORY_REVIEW_PROMPT: "memory", SKILL_REVIEW_PROMPT: "skill", 
 
 
 def review_kind(body: dict[str, Any]) -> str | None:
-    # The request starts with the seed's prompt; the evidence rule and skill outcomes may follow.
+    # The request starts with Hermes' review prompt; the evidence rule and skill outcomes may follow.
     for m in body.get("messages", []):
         content = m.get("content")
         if m.get("role") == "user" and isinstance(content, str):

@@ -15,10 +15,3 @@ from hermes_site.settings import *  # noqa: F403
 from hermes_site.settings import ALLOWED_HOSTS
 
 ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]
-
-from hermes_site import config as hermes_config  # noqa: E402
-
-# Tests script the model's replies one by one and read "the last request": a title request after
-# a chat's first answer would take a reply meant for something else. The automatic title is off
-# in this process's defaults; the tests of it turn it on in their config.yaml (`chat.auto_title`).
-hermes_config.DEFAULTS["chat"]["auto_title"] = False

@@ -1,4 +1,4 @@
-"""Login throttling, a token-free access log and a logout that ends every session (issue 14, items 7-9)."""
+"""Login throttling, a token-free access log and a logout that ends every session."""
 
 from __future__ import annotations
 
@@ -41,12 +41,12 @@ def test_wrong_tokens_are_throttled_with_retry_after_and_logged(client, clock, c
     resp = client.get("/login?token=wrong")
     assert resp.status_code == 429 and resp["Retry-After"] == "2"
     assert "Too many wrong tokens" in resp.content.decode()
-    # While throttled even the right token is not checked: the answer must not leak which is right.
-    assert client.post("/login", {"token": login_token()}).status_code == 429
     assert any("too many wrong tokens" in r.getMessage() for r in caplog.records)
-    clock.now += 2.0
-    resp = client.get(f"/login?token={login_token()}")
+    # The right token is compared first: no number of wrong tries locks the owner out.
+    resp = client.post("/login", {"token": login_token()})
     assert resp.status_code == 302 and client.get("/").status_code == 200
+    clock.now += 2.0
+    assert client.get("/login?token=wrong").status_code == 403  # the bucket refills with time
 
 
 @pytest.mark.django_db
@@ -110,3 +110,58 @@ def test_logout_closes_open_sockets_and_other_browsers(server: Daphne):
     assert code == 4401 and "Logged out" in reason
     assert second.get("/memory/").status == 302
     assert first.get("/memory/").status == 302
+
+
+@pytest.mark.django_db
+def test_failures_are_counted_per_client(client, clock):
+    for _ in range(11):
+        client.get("/login?token=wrong", REMOTE_ADDR="127.0.0.2")
+    assert client.get("/login?token=wrong", REMOTE_ADDR="127.0.0.2").status_code == 429
+    assert client.get("/login?token=wrong", REMOTE_ADDR="127.0.0.1").status_code == 403  # another client's tries
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"HTTP_SEC_FETCH_SITE": "cross-site"},
+        {"HTTP_ORIGIN": "https://evil.example"},
+        {"HTTP_ORIGIN": "null"},
+        {"HTTP_REFERER": "https://evil.example/page.html"},
+    ],
+)
+def test_cross_site_logins_are_refused_before_they_count(client, clock, headers):
+    for _ in range(30):
+        resp = client.get("/login?token=x", **headers)
+        assert resp.status_code == 403 and "another site" in resp.content.decode()
+    assert client.get("/login?token=wrong").status_code == 403  # the owner's tries are all still there
+    assert client.get(f"/login?token={login_token()}", **headers).status_code == 403  # not even the right one
+    assert client.get(f"/login?token={login_token()}").status_code == 302
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("next_value", "landing"),
+    [
+        ("/memory/?q=a&b=c", "/memory/?q=a&b=c"),
+        ("//evil.example/", "/"),
+        ("https://evil.example/", "/"),
+        ("/\\evil.example", "/"),
+        ("memory", "/"),
+    ],
+)
+def test_next_is_only_a_same_origin_path(client, next_value, landing):
+    from urllib.parse import urlencode
+
+    resp = client.get(f"/login?{urlencode({'token': login_token(), 'next': next_value})}")
+    assert resp.status_code == 302 and resp["Location"] == landing
+
+
+@pytest.mark.django_db
+def test_the_redirect_to_login_url_encodes_the_path(client):
+    from urllib.parse import parse_qs, urlsplit
+
+    resp = client.get("/a%26token=x")
+    assert resp.status_code == 302
+    query = parse_qs(urlsplit(resp["Location"]).query)
+    assert list(query) == ["next"] and query["next"][0].startswith("/a&token")  # the path whole, no token= try

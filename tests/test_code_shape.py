@@ -1,4 +1,4 @@
-"""The code stays readable in one sitting (DESIGN.md): files under ~400 lines, functions of the
+"""The code stays readable in one sitting: files under ~400 lines, functions of the
 product under ~60, and no module hides its imports inside functions (ruff PLC0415 does that)."""
 
 from __future__ import annotations

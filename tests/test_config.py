@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -10,23 +12,23 @@ from tests.cli import CLIHome, new_home
 from tests.hermes_home import HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING
 
 
-def test_first_run_creates_config_with_defaults(tmp_path):
+def test_reading_a_home_without_a_file_gives_the_defaults_and_writes_nothing(tmp_path):
     cfg = hermes_config.load(tmp_path)
-    assert (tmp_path / "config.yaml").exists()
-    assert cfg.get("memory", "memory_char_limit") == 2200
-    assert cfg.get("memory", "user_char_limit") == 1375
-    assert cfg.get("memory", "nudge_interval") == 10
-    assert cfg.get("skills", "creation_nudge_interval") == 10
-    assert cfg.get("compression", "threshold") == 0.5
-    assert cfg.get("review", "max_iterations") == 8
+    assert list(tmp_path.iterdir()) == []
+    assert cfg.memory.memory_char_limit == 2200
+    assert cfg.memory.user_char_limit == 1375
+    assert cfg.memory.nudge_interval == 10
+    assert cfg.skills.creation_nudge_interval == 10
+    assert cfg.compression.threshold == 0.5
+    assert cfg.review.max_iterations == 8
     assert cfg.context_window == 128_000
 
 
 def test_partial_file_is_merged_over_defaults(tmp_path):
     (tmp_path / "config.yaml").write_text("memory:\n  nudge_interval: 3\n")
     cfg = hermes_config.load(tmp_path)
-    assert cfg.get("memory", "nudge_interval") == 3
-    assert cfg.get("memory", "flush_min_turns") == 6
+    assert cfg.memory.nudge_interval == 3
+    assert cfg.memory.flush_min_turns == 6
 
 
 @pytest.mark.parametrize(
@@ -48,9 +50,9 @@ def test_wrong_value_names_the_key(raw, key):
 
 
 def test_unknown_key_is_a_warning_not_an_error():
-    data, warnings = validate({"memory": {"nudge_intervall": 3}, "extra": {}})
-    assert data["memory"]["nudge_interval"] == 10
-    assert any("memory.nudge_intervall" in w for w in warnings)
+    cfg = hermes_config.from_raw(Path("home"), {"memory": {"nudge_intervall": 3}, "extra": {}})
+    assert cfg.memory.nudge_interval == 10
+    assert any("memory.nudge_intervall" in w for w in cfg.warnings)
 
 
 def test_env_overrides(tmp_path, monkeypatch):
@@ -68,8 +70,22 @@ def test_bad_config_stops_startup_with_one_clear_line(tmp_path):
     (home.path / "config.yaml").write_text("memory:\n  nudge_interval: lots\n")
     r = home.manage("check")
     assert r.returncode != 0
-    assert "memory.nudge_interval" in r.stderr
+    assert "memory.nudge_interval: (hermes.E001) config.yaml: memory.nudge_interval must be" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_serve_writes_the_defaults_on_first_run_and_check_writes_nothing(tmp_path):
+    home = CLIHome(tmp_path / "h")
+    r = home.manage("check")
+    assert r.returncode == 0, r.stderr
+    made = [p.name for p in home.path.glob("*") if p.name != ".test_database_url"]  # (the tests' own marker)
+    assert made == []  # loading settings and checking them create no file
+    home.migrate()  # the first use of the database makes the home's folder (and, by default, its SQLite file)
+    assert not (home.path / "config.yaml").exists() and not (home.path / "secret_key").exists()
+    assert hermes_config.write_defaults(home.path)
+    text = (home.path / "config.yaml").read_text()
+    assert "nudge_interval: 10" in text and hermes_config.load(home.path) == hermes_config.Config(home.path)
+    assert not hermes_config.write_defaults(home.path)  # an existing file is never overwritten
 
 
 @pytest.mark.skipif(dbs.on_postgres(), reason="the embedded default; DATABASE_URL names another database")
@@ -87,7 +103,7 @@ def test_database_is_sqlite_in_home_with_wal(tmp_path):
     assert r.stdout.split()[-2:] == ["wal", "20000"], r.stderr
 
 
-# --- a home shared with Hermes Agent (issue 17.1, 17.2) ---------------------------------------
+# --- a home shared with Hermes Agent ----------------------------------------------------------
 
 
 def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
@@ -101,7 +117,7 @@ def test_save_changes_keeps_every_other_key_byte_for_byte(tmp_path):
     hermes_config.save_changes({"memory.nudge_interval": 4}, tmp_path)
     after = (tmp_path / "config.yaml").read_text()
     assert _changed_lines(HERMES_CONFIG, after) == [("  nudge_interval: 10", "  nudge_interval: 4")]
-    assert hermes_config.load(tmp_path).get("memory", "nudge_interval") == 4
+    assert hermes_config.load(tmp_path).memory.nudge_interval == 4
 
 
 def test_save_changes_adds_a_missing_key_inside_its_section_and_keeps_comments(tmp_path):
@@ -145,7 +161,7 @@ def test_hermes_shapes_are_read(tmp_path, text):
     (tmp_path / "config.yaml").write_text(text)
     cfg = hermes_config.load(tmp_path)
     assert cfg.model_name == "anthropic/claude-opus-4"
-    assert cfg.get("memory", "provider") == ""  # mem0 is Hermes'; the dashboard runs without it
+    assert cfg.memory.provider == ""  # mem0 is Hermes'; the dashboard runs without it
     assert any("memory.provider" in w and "mem0" in w for w in cfg.warnings)
 
 
@@ -180,3 +196,20 @@ def test_terminal_chat_uses_the_model_named_in_hermes_string_shape(tmp_path, ser
     assert "answer to hello" in r.stdout
     assert server.requests[0]["model"] == "anthropic/claude-opus-4"
     assert (home.path / "config.yaml").read_text() == HERMES_CONFIG
+
+
+def test_key_specs_describe_every_key_for_a_form():
+    specs = {spec.name: spec for spec in hermes_config.key_specs()}
+    assert set(specs) == {f"{s}.{k}" for s, keys in hermes_config.defaults().items() for k in keys}
+    timeout = specs["model.timeout"]
+    assert (timeout.field_kind, timeout.default, timeout.allowed) == (
+        "float",
+        60.0,
+        "a number of seconds between 0 and 3600",
+    )
+    assert specs["chat.auto_title"].field_kind == "bool" and specs["skills.disabled"].field_kind == "list"
+    evidence = specs["learning.evidence"]
+    assert evidence.choices == ("off", "required") and evidence.coerce("off") == "off"
+    with pytest.raises(hermes_config.ConfigError, match="config.yaml: learning.evidence must be"):
+        evidence.coerce("sometimes")
+    assert specs["memory.provider"].choices == ("", "session_recall") and specs["model.name"].choices == ()

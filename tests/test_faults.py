@@ -1,4 +1,4 @@
-"""Faults end in a clear state and lose nothing (issue 8, Build 4).
+"""Faults end in a clear state and lose nothing.
 
 Model-server faults (down, slow, HTTP errors, garbage, cut-off streams) are covered in
 tests/agent/test_loop.py and tests/agent/commands/test_chat.py; this file covers the rest.

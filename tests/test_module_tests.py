@@ -19,6 +19,7 @@ OLDER_NAMES = {
     "agent/management/commands/learning_worker.py": "tests/test_scale_out.py",
     "knowledge/admin.py": "tests/test_admin.py",
     "knowledge/search/postgres.py": "tests/knowledge/search/test_search.py",  # the same tests, run on PostgreSQL
+    "knowledge/search/sqlite.py": "tests/knowledge/search/test_search.py",  # and on SQLite
     "knowledge/search/results.py": "tests/knowledge/search/test_search.py",
     # The top lists' SQL per database, tested through the policy's tests, which run on both.
     "knowledge/search/top_sqlite.py": "tests/knowledge/search/test_top.py",
@@ -37,6 +38,7 @@ OLDER_NAMES = {
     "knowledge/verification/threat_normalize.py": "tests/knowledge/verification/test_threat_scan_hidden.py",
     "knowledge/verification/threat_patterns.py": "tests/knowledge/verification/test_threat_scan_corpus.py",
     "knowledge/verification/threat_patterns_intl.py": "tests/knowledge/verification/test_threat_scan_corpus.py",
+    "knowledge/verification/threat_confusables.py": "tests/knowledge/verification/test_threat_scan_hidden.py",  # data
     # The learning evaluation, tested through its command.
     "agent/learning_eval/run.py": "tests/agent/commands/test_eval_learning.py",
 }

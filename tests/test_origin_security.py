@@ -1,4 +1,4 @@
-"""Access control and body limits (issue 8), against a real daphne subprocess.
+"""Access control and body limits, against a real daphne subprocess.
 
 A page on another site, a DNS-rebinding name, another local port or a request without the login
 token must get nothing: foreign Host headers are refused (400), every page redirects to /login,
@@ -9,7 +9,7 @@ Oversized uploads and form bodies are refused with a clear message and nothing c
 chat socket's rate and frame limits are in tests/agent/chat/test_ratelimit.py).
 
 `start_daphne` and `Http` (tests/daphne.py) are shared with tests/test_soak.py (plain http.client: no Playwright in
-this process, DESIGN "Known traps").
+this process, docs/DECISIONS.md, record 16).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The dashboard server killed mid-turn and started again: nothing said is lost (issue 8)."""
+"""The dashboard server killed mid-turn and started again: nothing said is lost."""
 
 from __future__ import annotations
 

@@ -148,6 +148,47 @@ def test_queue_worker_killed_mid_review_is_restarted_and_the_review_completes_on
         llm.stop()
 
 
+def test_a_live_queue_worker_takes_over_the_review_of_one_killed_beside_it(tmp_path):
+    """Two workers run; the one holding the review is killed and none is started again: the other,
+    alive all along, puts the review back on the queue and runs it, once."""
+    llm = _llm()
+    first_attempt_started, never = threading.Event(), threading.Event()
+    llm.when(is_review_start, _first_attempt_hangs(first_attempt_started, never))
+    llm.when(is_review_followup, Reply(text="Saved."))
+    home = CLIHome(tmp_path / "home", base_url=llm.base_url)
+    home.path.mkdir()
+    (home.path / "config.yaml").write_text(EVERY_TURN_REVIEWED, encoding="utf-8")
+    log = tmp_path / "worker.log"
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        chat = home.manage(
+            "chat", "-m", "I use Debian base images", "--review-wait", "0", env={"HERMES_QUEUE": "tasks"}
+        )
+        assert chat.returncode == 0, chat.stderr
+        workers = [_start_worker(home, log), _start_worker(home, log)]
+        _wait(first_attempt_started.is_set, "the review's first model call")
+        ((holder,),) = home.query("SELECT worker FROM knowledge_reviewrun")
+        victim = next(w for w in workers if holder.endswith(f":{w.pid}"))
+        victim.send_signal(signal.SIGKILL)  # mid-review: its model call is still waiting
+        victim.wait()
+        survivor = next(w for w in workers if w is not victim)
+        _wait(lambda: home.query("SELECT status FROM knowledge_reviewrun") == [("done",)], "the review to finish")
+        assert survivor.poll() is None  # the same process, never restarted
+        assert home.query("SELECT count(*), max(summary) FROM knowledge_reviewrun") == [(1, "User profile updated")]
+        user_md = (home.path / "memories" / "USER.md").read_text(encoding="utf-8")
+        assert user_md.count("Prefers Debian base images") == 1
+        assert home.query("SELECT worker FROM knowledge_reviewrun") == [
+            (holder.rsplit(":", 1)[0] + f":{survivor.pid}",)
+        ]
+    finally:
+        never.set()
+        for w in workers:
+            if w.poll() is None:
+                w.terminate()
+                w.wait(timeout=30)
+        llm.stop()
+
+
 # -- the memory flush of "New chat" on the durable queue ----------------------------------------
 
 FLUSH_AFTER_ONE_TURN = "memory:\n  nudge_interval: 0\n  flush_min_turns: 1\nskills:\n  creation_nudge_interval: 0\n"

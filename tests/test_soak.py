@@ -1,4 +1,4 @@
-"""Soak test (issue 8): a real daphne, the scripted model, 10 concurrent chat sockets with reviews
+"""Soak test: a real daphne, the scripted model, 10 concurrent chat sockets with reviews
 every second turn, and UI edits and searches at the same time. Afterwards nothing said or learned
 is missing, every file parses, the database is intact, and the server's memory has levelled off.
 

@@ -1,4 +1,4 @@
-"""XSS payloads for the rendering tests (issue 8): each one, if it ever ran, would set
+"""XSS payloads for the rendering tests: each one, if it ever ran, would set
 `window.__xss` or open a dialog (alert/confirm/prompt), which the browser tests watch for.
 
 They cover raw HTML, event handlers, dangerous URL schemes in Markdown and in HTML, attribute

@@ -1,4 +1,4 @@
-"""Message actions on one chat (issue 13): fork to edit or regenerate, the chat's model, export.
+"""Message actions on one chat: fork to edit or regenerate, the chat's model, export.
 
 The browser calls these with fetch and shows any `error` it gets back in plain words.
 """
@@ -14,15 +14,20 @@ from django.views.decorators.http import require_GET, require_POST
 from agent.chat import branching, connection, titles
 from agent.chat import export as chat_export
 from agent.chat import service as chat_service
+from agent.chat.forms import ForkForm, ModelChoiceForm, RenameForm
 from agent.llm import LLMError
 from hermes_site import config as hermes_config
 from knowledge.models import ChatSession
+from knowledge.views.forms import errors_text
 
-MODEL_NAME_CHARS = 200
+
+def _refuse(message: str, status: int = 400, fields: dict[str, list[str]] | None = None) -> JsonResponse:
+    return JsonResponse({"error": message, **({"fields": fields} if fields else {})}, status=status)
 
 
-def _refuse(message: str, status: int = 400) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
+def _invalid(form: ForkForm | ModelChoiceForm) -> JsonResponse:
+    """Every error of the form in one line, and per field (the page shows `error`)."""
+    return _refuse(errors_text(form), fields={name: list(errors) for name, errors in form.errors.items()})
 
 
 def _forked(fork: ChatSession, text: str) -> JsonResponse:
@@ -33,15 +38,12 @@ def _forked(fork: ChatSession, text: str) -> JsonResponse:
 def fork(request: HttpRequest, session_id: str) -> JsonResponse:
     """Edit-and-resend: a new branch before the edited message; the page sends `text` there."""
     session = get_object_or_404(ChatSession, pk=session_id)
-    text = request.POST.get("text", "")
-    if not text.strip():
-        return _refuse("The edited message is empty. Nothing was sent.")
-    raw_id = request.POST.get("message_id", "")
-    if not raw_id.isdigit():
-        return _refuse("Which message to edit was not said (message_id is missing or not a number).")
+    form = ForkForm(request.POST, session=session)
+    if not form.is_valid():
+        return _invalid(form)
     try:
-        return _forked(branching.fork_before(session, int(raw_id)), text)
-    except branching.ForkError as exc:
+        return _forked(form.save(), form.cleaned_data["text"])
+    except branching.ForkError as exc:  # the message went between the check and the fork
         return _refuse(str(exc))
 
 
@@ -61,13 +63,10 @@ def regenerate(request: HttpRequest, session_id: str) -> JsonResponse:
 @require_POST
 def set_model(request: HttpRequest, session_id: str) -> JsonResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
-    name = request.POST.get("model", "").strip()
-    if not name:
-        return _refuse("Give a model name (the server's list is only a suggestion).")
-    if len(name) > MODEL_NAME_CHARS or any(ch.isspace() for ch in name):
-        return _refuse(f"A model name is one word of at most {MODEL_NAME_CHARS} characters.")
-    ChatSession.objects.filter(pk=session.pk).update(model=name)
-    return JsonResponse({"model": name})
+    form = ModelChoiceForm(request.POST)
+    if not form.is_valid():
+        return _invalid(form)
+    return JsonResponse({"model": form.save(session)})
 
 
 @require_GET
@@ -106,7 +105,7 @@ def suggest_title(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
     context: dict[str, object] = {"session": session}
     try:
-        context["suggested"] = titles.suggest_title(session)
+        context["form"] = RenameForm(initial={"title": titles.suggest_title(session)})
     except titles.NothingToTitle as exc:
         context["error"] = str(exc)
     except LLMError as exc:

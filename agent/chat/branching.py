@@ -1,4 +1,4 @@
-"""Forking a chat: edit-and-resend and regenerate (issue 13, "Message actions").
+"""Forking a chat: edit-and-resend and regenerate.
 
 Both start a new chat whose `parent` is the old one and which holds the old chat's messages
 up to (not including) a user message; the browser then sends the new (or the same) text there.
@@ -25,11 +25,17 @@ def last_user_message(session: ChatSession) -> Message:
     return message
 
 
-def fork_before(session: ChatSession, message_id: int) -> ChatSession:
-    """A new chat (child of `session`) with every message before the user message `message_id`."""
+def fork_point(session: ChatSession, message_id: int) -> Message:
+    """The user message of `session` a fork starts before; ForkError when it is not one."""
     at = Message.objects.filter(session=session, pk=message_id).first()
     if at is None or at.role != "user":
         raise ForkError("Only your own messages in this chat can be edited and sent again.")
+    return at
+
+
+def fork_before(session: ChatSession, message_id: int) -> ChatSession:
+    """A new chat (child of `session`) with every message before the user message `message_id`."""
+    at = fork_point(session, message_id)
     earlier = list(Message.objects.filter(session=session, id__lt=at.pk).order_by("id"))
     with transaction.atomic():
         fork = ChatSession.objects.create(

@@ -1,4 +1,4 @@
-"""Websocket consumers: they only translate (DESIGN "The shape in one picture").
+"""Websocket consumers: they only translate (docs/ARCHITECTURE.md, "The path of a turn").
 
 `/ws/chat/<session_id>/` — frames in: {"type": "message", "text"}, {"type": "stop"},
 {"type": "ping"}. Frames out, for one turn and in this order: turn_started, delta*,
@@ -166,7 +166,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             return
         # Measured before parsing, so a huge frame costs no JSON work (the message limit below
         # gives the precise number once the frame is known to be of a sane size).
-        limit = int(hermes_config.get().get("agent", "max_message_chars"))
+        limit = hermes_config.get().agent.max_message_chars
         if len(text_data) > ratelimit.max_frame_chars(limit):
             await self.error(
                 f"The frame is {len(text_data):,} characters; messages are limited to {limit:,}. Nothing was sent."
@@ -205,7 +205,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if not isinstance(text, str):
             await self.error('A message frame needs "text" (a string).')
             return
-        problem = message_error(text, int(hermes_config.get().get("agent", "max_message_chars")))
+        problem = message_error(text, hermes_config.get().agent.max_message_chars)
         if problem is not None:
             await self.error(problem)
             return

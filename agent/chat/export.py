@@ -1,4 +1,4 @@
-"""One chat as a file a person can keep: Markdown to read, JSON to process (issue 13)."""
+"""One chat as a file a person can keep: Markdown to read, JSON to process."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 way from the turn's worker thread to the websocket's event loop (`FrameQueue`).
 
 The turn thread produces a frame per streamed chunk. Waking the event loop once per frame
-(`call_soon_threadsafe` each time) cost ~7% of the server's CPU under 20 busy chats (issue 16);
+(`call_soon_threadsafe` each time) cost ~7% of the server's CPU under 20 busy chats (bench/live.py);
 here the thread wakes the loop only when no wake-up is pending, and the loop takes every frame
 that arrived meanwhile in one batch. Consecutive text deltas of a batch are joined into one
 delta frame (the page appends delta text, so it shows the same thing), so a slow socket or a

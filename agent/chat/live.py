@@ -2,7 +2,7 @@
 (a review finished) and a chat's new title (the model named it).
 
 agent.learning.notify calls its listeners from the review thread. `async_to_sync(group_send)` from a plain
-thread arrives late or never with the in-memory channel layer (DESIGN "Known traps"), so the
+thread arrives late or never with the in-memory channel layer (docs/DECISIONS.md, record 11), so the
 one process-wide listener schedules the send on the server's event loop, captured when a
 consumer connects.
 
@@ -118,7 +118,7 @@ def title_changed(session_id: str, title: str) -> None:
 def send_after_turn(session_id: str, event_type: str, payload: dict[str, Any], what: str) -> None:
     """Send to every open page from any thread, after the session's in-flight turn was delivered.
 
-    With the in-memory layer the send must run on the server's loop (DESIGN "Known traps"); a
+    With the in-memory layer the send must run on the server's loop (docs/DECISIONS.md, record 11); a
     shared layer (Redis) is reached from any thread or process, e.g. a queue worker, and delivers
     to the pages of every server process."""
     loop = _loop

@@ -23,7 +23,7 @@ class ToolCard:
 
 
 # How an answer ended, when it did not end normally: kept with the message (finish_reason),
-# so a reload shows a stopped answer as stopped (issue 13, defect 3).
+# so a reload shows a stopped answer as stopped.
 ENDINGS = {
     "interrupted": "Stopped. What was written so far is kept.",
     "error": "Cut off by an error. What was written so far is kept.",
@@ -82,9 +82,8 @@ def counters(session: ChatSession) -> dict[str, int | None]:
     """Turns until the next memory review / model calls until the next skill review."""
     config = hermes_config.get()
     # As the runner's counters: no memory tool (both targets off), no memory review.
-    memory_tool = bool(config.get("memory", "memory_enabled") or config.get("memory", "user_profile_enabled"))
-    mem = int(config.get("memory", "nudge_interval")) if memory_tool else 0
-    skill = int(config.get("skills", "creation_nudge_interval"))
+    mem = config.memory.nudge_interval if config.memory_on else 0
+    skill = config.skills.creation_nudge_interval
     return {
         "turns_until_memory_review": mem - session.turns_since_memory if mem > 0 else None,
         "iters_until_skill_review": skill - session.iters_since_skill if skill > 0 else None,

@@ -1,4 +1,4 @@
-"""Per-connection rate limits for the chat websocket (issue 8, "Limits and bad input").
+"""Per-connection rate limits for the chat websocket (docs/BEHAVIOUR.md, The chat).
 
 A token bucket per open socket: a burst of `capacity` frames, then one more every
 `1 / refill_per_second` seconds. A person typing never meets it (turns run one at a time and

@@ -51,7 +51,7 @@ def store_message(
         if msg.get("tool_calls"):
             updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
         if first_user and not session.title:
-            # Plain words: a title shows no Markdown markup (issue 13, defect 4).
+            # Plain words: a title shows no Markdown markup.
             title = without_nul(plain_text(str(msg.get("content") or ""), TITLE_CHARS)) or "New chat"
             updates["title"], updates["title_source"] = title, "message"
             session.title, session.title_source = title, "message"

@@ -70,7 +70,7 @@ ClientFactory = Callable[[Config, str | None], ModelClient]
 def default_client_factory(config: Config, model: str | None = None) -> ModelClient:
     """A client on the process's shared connection to the configured server (agent/clients.py).
 
-    What the server refused is stored, so every session and process starts adapted (issue 12)."""
+    What the server refused is stored, so every session and process starts adapted."""
     client: ChatClient = clients.shared.chat_client(config, model, capabilities=DbCapabilityStore())
     return client
 
@@ -101,6 +101,8 @@ class AgentSession:
     ) -> None:
         self.session = session
         self.config = config or hermes_config.get()
+        # The process's config (not one a caller built) is followed: a setting saved since, on any worker.
+        self._follows_config = self.config is hermes_config.get() and registry is None
         if registry is None:
             registry = build_registry(self.config)
         self.registry = registry
@@ -111,14 +113,14 @@ class AgentSession:
         # Messages stored so far as this agent knows them: another process's turn changes the count.
         self.known_messages = session.message_count
         self.counters = NudgeCounters(
-            memory_interval=int(self.config.get("memory", "nudge_interval")),
-            skill_interval=int(self.config.get("skills", "creation_nudge_interval")),
+            memory_interval=self.config.memory.nudge_interval,
+            skill_interval=self.config.skills.creation_nudge_interval,
             memory_available="memory" in self.registry,
             skill_available="skill_manage" in self.registry,
             turns_since_memory=session.turns_since_memory,
             iters_since_skill=session.iters_since_skill,
         )
-        self.providers = ProviderManager.from_config(str(self.config.get("memory", "provider")), session.pk)
+        self.providers = ProviderManager.from_config(self.config.memory.provider, session.pk)
         self.interrupt = threading.Event()
         self._turn_lock = threading.Lock()
 
@@ -179,12 +181,26 @@ class AgentSession:
         return int(self.session.user_turn_count)
 
     def run_turn(self, user_text: str, interrupt: threading.Event | None = None) -> Iterator[RunnerEvent]:
-        error = message_error(user_text, int(self.config.get("agent", "max_message_chars")))
+        self._follow_config()
+        error = message_error(user_text, self.config.agent.max_message_chars)
         if error is not None:
             raise InputTooLarge(error)
         with self._turn_lock:
             self.interrupt = interrupt or threading.Event()
             yield from self._run_turn_locked(user_text)
+
+    def _follow_config(self) -> None:
+        """A setting saved since the last turn, on this worker or another, governs this turn
+        (one stat of config.yaml when nothing changed)."""
+        fresh = hermes_config.refresh()
+        if not self._follows_config or fresh is self.config:
+            return
+        self.close()  # the next model call gets a client for the new model settings
+        self.config, self.registry = fresh, build_registry(fresh)
+        self.counters.memory_interval = fresh.memory.nudge_interval
+        self.counters.skill_interval = fresh.skills.creation_nudge_interval
+        self.counters.memory_available = "memory" in self.registry
+        self.counters.skill_available = "skill_manage" in self.registry
 
     def _model_text(self, user_text: str) -> tuple[str, str | None]:
         """What the model sees for this user message (a /skill invocation is expanded), and the
@@ -223,7 +239,7 @@ class AgentSession:
             client=self.client,
             registry=self.registry,
             ctx=ctx,
-            max_iterations=int(self.config.get("agent", "max_iterations")),
+            max_iterations=self.config.agent.max_iterations,
             api_view=lambda msgs: inject_context(msgs, recalled),
             before_call=self._maybe_compress,
         )
@@ -338,7 +354,7 @@ class AgentSession:
 
     # -- ending -------------------------------------------------------------------------------
     def end(self, reason: str = "closed") -> None:
-        """End the session: memory flush (SPEC §5), mark it ended, release the client.
+        """End the session: memory flush (docs/BEHAVIOUR.md, The learning loop), mark it ended, release the client.
 
         Waits for a turn of this agent still running, so ending never cuts an answer off."""
         with self._turn_lock:

@@ -221,7 +221,7 @@ def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
 
 
 def create_session() -> ChatSession:
-    """A new web session with its frozen system prompt (SPEC §2: snapshot at session start)."""
+    """A new web session with its frozen system prompt (memory is read into it once, at session start)."""
     agent = AgentSession.open(source="web")
     agent.close()
     return agent.session

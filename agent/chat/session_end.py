@@ -1,4 +1,4 @@
-"""Ending a chat in the background ("New chat"): its memory flush (SPEC §5) is a model call the
+"""Ending a chat in the background ("New chat"): its memory flush is a model call the
 page must not wait for, so it runs as a background job (agent/jobs.py) — on this process's
 threads, or on the durable queue carrying only the session's id — and exactly once per session
 (the claim in knowledge/history/session_ends.py), even when asked twice or re-run after its queue worker

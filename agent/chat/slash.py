@@ -1,4 +1,4 @@
-"""Slash invocation of a skill (SPEC §3): `/<name> <instruction>`.
+"""Slash invocation of a skill (docs/BEHAVIOUR.md, Skills): `/<name> <instruction>`.
 
 The expanded text goes to the model only for this turn; the runner stores the user's original
 text as their message (and sends that to external memory providers), so history and search

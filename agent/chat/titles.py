@@ -1,4 +1,4 @@
-"""A short chat title suggested by the model (issue 13, defect 4): one plain completion, no tools.
+"""A short chat title suggested by the model: one plain completion, no tools.
 
 On request (the rename form's "Suggest" button), and on its own after a browser chat's first
 completed exchange (`chat.auto_title`, when a model is configured): a background job (agent/jobs.py) asks
@@ -10,6 +10,7 @@ message, in plain words, as its title.
 from __future__ import annotations
 
 import logging
+import re
 
 from django_tasks import task
 
@@ -30,7 +31,13 @@ TITLE_PROMPT = (
 EXCHANGE_MESSAGES = 4  # the opening exchange says what a chat is about
 MESSAGE_CHARS = 2000
 TITLE_TIMEOUT = 20.0
-TITLE_CHARS = 80
+# A title is read in a narrow sidebar, a tab and a file name: longer ones are cut at a word.
+TITLE_CHARS = 60
+# What models put before or around a title although asked not to ("Title: …", "**…**", "« … »").
+_LABEL_RE = re.compile(
+    r"^\s*(?:#+\s*)?\**\s*(?:title|summary|chat title|topic|标题|タイトル)\s*\**\s*[:：\-–—]\s*", re.I
+)
+_WRAPPERS = " \t\"'`*_.。«»“”‘’「」『』"
 
 
 class NothingToTitle(ValueError):
@@ -55,10 +62,24 @@ def suggest_title(session: ChatSession) -> str:
         )
     finally:
         client.close()
-    title = plain_text(text, TITLE_CHARS).strip(" \"'.")
+    title = clean_title(text)
     if not title:
         raise NothingToTitle("The model gave no title; type one instead.")
     return title
+
+
+def clean_title(text: str) -> str:
+    """The model's answer as a title: its first line, without a label ("SUMMARY:"), quotes or
+    markup around it, at most TITLE_CHARS characters, cut at a word when it is longer."""
+    first = next((ln for ln in (text or "").splitlines() if ln.strip(_WRAPPERS + "#")), "")
+    title = _LABEL_RE.sub("", plain_text(first, 4 * TITLE_CHARS)).strip(_WRAPPERS)
+    title = _LABEL_RE.sub("", title).strip(_WRAPPERS)  # "**Title:** 'x'" has two layers
+    if len(title) <= TITLE_CHARS:
+        return title
+    cut = title[: TITLE_CHARS - 1]
+    if " " in cut[TITLE_CHARS // 2 :]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:-–—") + "…"
 
 
 # Answers that did not end normally (the person stopped them, an error cut them off).
@@ -68,7 +89,7 @@ _UNFINISHED = ("interrupted", "error")
 def after_turn(session: ChatSession, config: Config, user_message_id: int) -> bool:
     """Called after each completed turn: the first completed exchange of a chat still titled by
     its first message starts the title job. True if it did."""
-    if not config.get("chat", "auto_title") or not config.model_name or session.title_source != "message":
+    if not config.chat.auto_title or not config.model_name or session.title_source != "message":
         return False
     if session.source != "web":
         return False  # the terminal shows no title, and `chat -m` would wait for the call before exiting

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -12,6 +11,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from agent.chat import branching, connection, presenter, session_end
 from agent.chat import service as chat_service
+from agent.chat.forms import RenameForm, SetupForm
 from agent.learning import review
 from hermes_site import config as hermes_config
 from knowledge import capabilities
@@ -24,7 +24,7 @@ SIDEBAR_LIMIT = 100
 # An attached text file is stored inside the message, so it must leave room for what is typed.
 ATTACH_BYTES = 50_000
 
-# What the first-run panel suggests for the usual servers (SPEC §9: any OpenAI-compatible one).
+# What the first-run panel suggests for the usual servers (any OpenAI-compatible one works).
 PRESETS = [
     {"label": "OpenAI", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "key_env": "OPENAI_API_KEY"},
     {
@@ -45,21 +45,28 @@ def _sessions(request: HttpRequest, current: ChatSession | None) -> dict[str, An
     return {"query": "", "sessions": ChatSession.objects.all()[:SIDEBAR_LIMIT], "current": current}
 
 
-def _setup_context(**extra: Any) -> dict[str, Any]:
+def _setup_context(form: SetupForm | None = None, **extra: Any) -> dict[str, Any]:
     config = hermes_config.get()
-    key_env = str(config.get("model", "api_key_env")) or "OPENAI_API_KEY"
+    key_env = config.model.api_key_env or "OPENAI_API_KEY"
     return {
         "config": config,
         "key_env": key_env,
         "key_set": bool(config.api_key),
         "presets": PRESETS,
+        "setup_form": form or SetupForm(config=config),
         **extra,
     }
 
 
-def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat/page.html") -> HttpResponse:
+def _chat_page(
+    request: HttpRequest,
+    session: ChatSession,
+    template: str = "chat/page.html",
+    rename_form: RenameForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     config = hermes_config.get()
-    max_chars = int(config.get("agent", "max_message_chars"))
+    max_chars = config.agent.max_message_chars
     attach_bytes = min(ATTACH_BYTES, max_chars // 2)
     context = {
         "nav": "chat",
@@ -77,11 +84,12 @@ def _chat_page(request: HttpRequest, session: ChatSession, template: str = "chat
         "branches": branching.branches(session),
         "needs_setup": not config.model_name,
         "model_limits": capabilities.limits(config.base_url, config.model_name) if config.model_name else "",
+        "rename_form": rename_form,
         **_sessions(request, session),
     }
     if context["needs_setup"]:
         context.update(_setup_context())
-    return render(request, template, context)
+    return render(request, template, context, status=status)
 
 
 @require_GET
@@ -114,11 +122,12 @@ def sessions(request: HttpRequest) -> HttpResponse:
 def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
     if request.method == "POST":
-        title = " ".join(request.POST.get("title", "").split())[:200]
-        if title:
-            # The person's title: the model's automatic one never replaces it (agent/chat/titles.py).
-            ChatSession.objects.filter(pk=session.pk).update(title=title, title_source="person")
-            session.title = title
+        form = RenameForm(request.POST)
+        if not form.is_valid():
+            if request.htmx:  # the form again, with what was typed and why it was refused
+                return render(request, "chat/_rename_form.html", {"session": session, "form": form})
+            return _chat_page(request, session, rename_form=form, status=400)
+        form.save(session)
         if not request.htmx:  # a plain form post (before htmx wired the form, or without JavaScript)
             return redirect("chat", session_id=session.pk)
         response = render(request, "chat/_title.html", {"session": session})
@@ -153,15 +162,10 @@ def slash_skills(request: HttpRequest) -> JsonResponse:
 
 @require_POST
 def setup_save(request: HttpRequest) -> HttpResponse:
-    config = hermes_config.get()
-    data = copy.deepcopy(config.data)
-    data["model"]["base_url"] = request.POST.get("base_url", "").strip()
-    data["model"]["name"] = request.POST.get("model", "").strip()
-    data["model"]["api_key_env"] = request.POST.get("api_key_env", "").strip() or "OPENAI_API_KEY"
-    try:
-        hermes_config.save(config, data)
-    except hermes_config.ConfigError as exc:
-        return render(request, "chat/_setup.html", _setup_context(error=str(exc)))
+    form = SetupForm(request.POST, config=hermes_config.get())
+    if not (form.is_valid() and form.save()):
+        # htmx swaps only 2xx answers: the panel comes back with the field's error and what was typed.
+        return render(request, "chat/_setup.html", _setup_context(form))
     return render(request, "chat/_setup.html", _setup_context(saved=True))
 
 

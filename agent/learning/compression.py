@@ -1,4 +1,4 @@
-"""Memory flush and context compression (SPEC §5, seed §20.4).
+"""Memory flush and context compression (docs/BEHAVIOUR.md, The learning loop).
 
 The flush runs on a copy of the conversation: the flush message, the model's reply and the
 tool results never enter the live message list or the stored history. Its memory calls go
@@ -63,7 +63,7 @@ SUMMARY_INSTRUCTION = (
 )
 
 
-# The evidence rule's paragraph for the flush (SPEC §10); the review has its own wording of it.
+# The evidence rule's paragraph for the flush (docs/DECISIONS.md, record 5); the review has its own wording of it.
 FLUSH_EVIDENCE_RULE = (
     "Evidence rule: save only what the user said or clearly showed. With every memory write pass "
     "'evidence': the user's exact words, quoted verbatim. Never infer personal facts; a write whose "
@@ -72,7 +72,7 @@ FLUSH_EVIDENCE_RULE = (
 
 
 def flush_request(config: Config) -> str:
-    if config.get("learning", "evidence") == "required":
+    if config.learning.evidence == "required":
         return FLUSH_MESSAGE + "\n\n" + FLUSH_EVIDENCE_RULE
     return FLUSH_MESSAGE
 
@@ -80,8 +80,8 @@ def flush_request(config: Config) -> str:
 def flush_memory(agent: AgentSession) -> bool:
     """One model call offering only `memory`; returns True if a flush ran."""
     config = agent.config
-    min_turns = int(config.get("memory", "flush_min_turns"))
-    memory_on = bool(config.get("memory", "memory_enabled")) or bool(config.get("memory", "user_profile_enabled"))
+    min_turns = config.memory.flush_min_turns
+    memory_on = config.memory_on
     if min_turns == 0 or not memory_on or "memory" not in agent.registry:
         return False
     if agent.user_turn_count() < min_turns:
@@ -109,7 +109,7 @@ class TokenCount:
     """`estimate_tokens` of one session's message list, measuring each message once.
 
     Checked before every model call, the estimate serialised the whole conversation each time
-    (~5% of the server's CPU per turn with 80 messages, issue 16). The list only grows, or is
+    (~5% of the server's CPU per turn with 80 messages, under bench/live.py). The list only grows, or is
     rewritten by compression; a message is never changed in place once in it (the loop appends
     new dicts), so a message seen at the same place is the same size."""
 
@@ -135,9 +135,9 @@ class TokenCount:
 
 def needs_compression(agent: AgentSession) -> bool:
     config = agent.config
-    if not config.get("compression", "enabled"):
+    if not config.compression.enabled:
         return False
-    limit = float(config.get("compression", "threshold")) * config.context_window
+    limit = config.compression.threshold * config.context_window
     reported = int(agent.session.last_prompt_tokens or 0)
     return reported > limit or agent.token_count(agent.messages) > limit
 
@@ -180,7 +180,7 @@ def _summarise(agent: AgentSession, middle: list[dict[str, Any]]) -> str:
 def compress(agent: AgentSession) -> bool:
     """Flush, then replace the middle of the live context by a summary. True if it compressed."""
     messages = agent.messages
-    points = _split_points(messages, int(agent.config.get("compression", "protect_first_n")))
+    points = _split_points(messages, agent.config.compression.protect_first_n)
     if points is None:
         return False
     flush_memory(agent)

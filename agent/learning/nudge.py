@@ -1,4 +1,4 @@
-"""The learning loop's two counters (SPEC §5, seed §20.2).
+"""The learning loop's two counters (docs/BEHAVIOUR.md, The learning loop).
 
 Pure state: the runner feeds it turn starts, model calls, tool calls and turn ends, and
 persists the two numbers on the session row so a restart does not lose them.
@@ -21,7 +21,7 @@ class NudgeCounters:
     should_review_skills: bool = False
 
     def turn_started(self) -> None:
-        # Three preconditions (seed §20.2.1): positive interval, tool registered, store present.
+        # Three preconditions, as in Hermes Agent: positive interval, tool registered, store present.
         if self.memory_interval > 0 and self.memory_available:
             self.turns_since_memory += 1
             if self.turns_since_memory >= self.memory_interval:

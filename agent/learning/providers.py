@@ -1,4 +1,4 @@
-"""External memory providers (SPEC §5, seed §20.8).
+"""External memory providers (docs/BEHAVIOUR.md, The learning loop).
 
 A provider hears every completed turn (`sync_turn`), is asked to prepare context for what the
 user might say next (`queue_prefetch`), and is asked for context at the start of a turn
@@ -25,6 +25,7 @@ from django.db import close_old_connections
 
 from knowledge.search import search_sessions
 from knowledge.search.snippets import snippet_to_text
+from knowledge.verification.threat_scan import masked
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,8 @@ class SessionRecallProvider(MemoryProvider):
             lines = []
             for hit in list(best.values())[:3]:
                 when = hit.started_at.date().isoformat() if hit.started_at else ""
-                lines.append(f"- {hit.title} ({when}): {snippet_to_text(hit.snippet)}")
+                # Past messages go back in front of the model: one that is an injection is withheld.
+                lines.append(f"- {masked(hit.title)} ({when}): {masked(snippet_to_text(hit.snippet))}")
             return "\n".join(lines)[: self.MAX_CHARS]
         finally:
             close_old_connections()

@@ -1,4 +1,4 @@
-"""The background review (SPEC §5, seed §20.3): a shadow run of the same loop that saves
+"""The background review (docs/BEHAVIOUR.md, The learning loop): a shadow run of the same loop that saves
 what the conversation taught into memory and skills.
 
 It runs in the background (agent/jobs.py: a bounded thread pool, or the durable queue), at
@@ -41,7 +41,14 @@ log = logging.getLogger(__name__)
 
 REVIEW_TOOLS = ("memory", "skill_manage", "skills_list", "skill_view")
 
-# The three prompts of the seed (§20.3.1), verbatim; the combined prompt's "..." stand for the
+
+def review_tools(kind: str) -> tuple[str, ...]:
+    """The tools a review of this kind is offered: a memory-only review cannot write skills at all
+    (it may still look at them, to see that an entry would restate one)."""
+    return tuple(t for t in REVIEW_TOOLS if kind != "memory" or t != "skill_manage")
+
+
+# Hermes Agent's three review prompts, verbatim; the combined prompt's "..." stand for the
 # focus paragraphs of the other two, which are spelled out here.
 MEMORY_REVIEW_PROMPT = (
     "Review the conversation above and consider saving to memory "
@@ -91,13 +98,14 @@ PROMPTS: dict[str, str] = {
 
 NOTHING_TO_SAVE = "Nothing to save."
 
-# The one paragraph the evidence rule adds to the review and flush prompts (SPEC §10).
+# The one paragraph the evidence rule adds to the review and flush prompts (docs/BEHAVIOUR.md, Knowledge verification).
 EVIDENCE_RULE = (
     "Evidence rule: save only what the user said or clearly showed in this conversation. With every "
-    "memory or skill_manage write, pass 'evidence': the exact words you rely on, quoted verbatim (the "
-    "user's own words for memory; the user's words or tool output for skills). Never infer personal "
-    "facts; the assistant's own suggestions, hypotheticals, jokes and other people's preferences are not "
-    "the user's. A write whose quotes are not found in the conversation is not saved."
+    "memory or skill_manage write, pass 'evidence': the exact words you rely on, quoted verbatim as whole "
+    "sentences (the user's own words for memory, not text they pasted; for skills, tool output showing the "
+    "steps worked or the user saying so). Never infer personal facts; the assistant's own suggestions, "
+    "hypotheticals, questions, jokes and other people's preferences are not the user's. A write the quotes "
+    "do not support is not saved but held for the user."
 )
 
 # A review waiting for another of its session gives up after this long (the other is bounded by
@@ -105,11 +113,11 @@ EVIDENCE_RULE = (
 MAX_WAIT_SECONDS = 30 * 60
 
 
-def review_request(kind: str, config: Config, outcomes: str = "") -> str:
-    """The user message that starts a review: the seed's prompt, then the evidence rule (when on),
-    then the records of skills that keep failing (skill reviews)."""
+def review_request(kind: str, config: Config, outcomes: str = "", *, evidence_rule: bool | None = None) -> str:
+    """The user message that starts a review: Hermes' prompt, then the evidence rule (when on, or
+    when `evidence_rule` says so), then the records of skills that keep failing (skill reviews)."""
     parts = [PROMPTS[kind]]
-    if config.get("learning", "evidence") == "required":
+    if evidence_rule if evidence_rule is not None else config.learning.evidence == "required":
         parts.append(EVIDENCE_RULE)
     if outcomes and kind in ("skill", "combined"):
         parts.append(outcomes)
@@ -124,7 +132,7 @@ def prompt_kind(review_memory: bool, review_skills: bool) -> str:
 
 def summarize_results(tool_messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
     """The 💾 summary: messages of successful results that changed something, de-duplicated
-    in order and joined with " · " (SPEC §5)."""
+    in order and joined with " · "."""
     actions: list[str] = []
     changes: list[dict[str, str]] = []
     for msg in tool_messages:
@@ -212,16 +220,18 @@ def run_review_now(
     registry: ToolRegistry,
     client_factory: Any,
     trigger: str = "eval",
+    evidence_rule: bool | None = None,
 ) -> ReviewRun:
     """The same review, run in the calling thread (manage.py eval_learning measures it this way,
-    inside a transaction it rolls back)."""
+    inside a transaction it rolls back, with the same prompt whether the evidence gate is on or off)."""
     run = ReviewRun.objects.create(
         session_id=session_id, trigger=trigger, prompt_kind=kind, model=config.review_model, status="queued"
     )
     if not run.start(this_worker()):
         run.fail("Another review of this session is running.")
         return run
-    return _execute(ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory), run)
+    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory, evidence_rule)
+    return _execute(job, run)
 
 
 def wait_for_reviews(session_id: str, timeout: float) -> bool:
@@ -242,6 +252,7 @@ class ReviewJob:
     config: Config
     registry: ToolRegistry
     client_factory: Any
+    evidence_rule: bool | None = None  # None: as learning.evidence says
 
 
 def _run_review(job: ReviewJob) -> ReviewRun | None:
@@ -264,6 +275,21 @@ def _wait_for_turn(run: ReviewRun) -> bool:
     return poll_until(lambda: run.start(this_worker()), MAX_WAIT_SECONDS)
 
 
+def _review_context(job: ReviewJob, client: Any) -> ToolContext:
+    return ToolContext(
+        actor="review",
+        session_id=job.session_id,
+        review_id=job.run_id,
+        turn_state={},
+        stage_writes={
+            "memory": job.config.memory.write_approval,
+            "skills": job.config.skills.write_approval,
+        },
+        llm=client,
+        seen=job.snapshot,
+    )
+
+
 def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     run_id, session_id, kind, config = job.run_id, job.session_id, job.kind, job.config
     started = time.monotonic()
@@ -272,26 +298,15 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     error = ""
     try:
         client = job.client_factory(config, config.review_model)
-        ctx = ToolContext(
-            actor="review",
-            session_id=session_id,
-            review_id=run_id,
-            turn_state={},
-            stage_writes={
-                "memory": bool(config.get("memory", "write_approval")),
-                "skills": bool(config.get("skills", "write_approval")),
-            },
-            llm=client,
-            seen=job.snapshot,
-        )
         loop = AgentLoop(
             client=client,
-            registry=job.registry.subset(REVIEW_TOOLS),
-            ctx=ctx,
-            max_iterations=int(config.get("review", "max_iterations")),
+            registry=job.registry.subset(review_tools(kind)),
+            ctx=_review_context(job, client),
+            max_iterations=config.review.max_iterations,
         )
         handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
-        messages = job.snapshot + [{"role": "user", "content": review_request(kind, config, handed)}]
+        request = review_request(kind, config, handed, evidence_rule=job.evidence_rule)
+        messages = job.snapshot + [{"role": "user", "content": request}]
         for event in loop.run(messages):
             if isinstance(event, ModelCalled):
                 run.prompt_tokens += event.usage.prompt_tokens

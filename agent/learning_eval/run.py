@@ -4,7 +4,10 @@ review path, each in a throwaway HERMES_HOME, with the evidence rule on and off.
 A case's labels are key terms: `must_save` lists facts (each a list of terms that must all occur,
 "a|b" meaning either) that a good review saves; `must_not_save` lists what it must not. A saved
 item (memory entry or created skill) is correct when it matches a `must_save` fact and no
-`must_not_save` one. Database rows a case makes are rolled back; its files vanish with its home.
+`must_not_save` one; every other saved item is a bad save. A case may seed memory (`seed`: target ->
+entries) to see updates, conflicts and duplicates. Every mode gets the same prompt (the evidence
+rule included): only the gate differs. Database rows a case makes are rolled back; its files
+vanish with its home.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import yaml
 from django.db import transaction
 
+from agent.learning.compression import SUMMARY_PREFIX
 from agent.learning.review import run_review_now
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
@@ -28,7 +32,9 @@ from knowledge.memory.duplicates import memory_duplicate_pairs
 from knowledge.memory.ops import TARGETS
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message, PendingWrite
+from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
+from knowledge.verification import conflicts
 
 CASES_FILE = Path(__file__).with_name("cases.json")
 MODES = ("required", "off")
@@ -60,6 +66,8 @@ class CaseResult:
     facts: int = 0
     recalled: int = 0
     unsupported: int = 0
+    bad_saves: int = 0
+    conflicts_left: int = 0
     duplicates: int = 0
     skills_created: int = 0
     tokens: int = 0
@@ -80,6 +88,7 @@ def score(case: dict[str, Any], result: CaseResult) -> None:
         for s in result.saved
         if any(_matches(s, fact) for fact in must) and not any(_matches(s, bad) for bad in must_not)
     )
+    result.bad_saves = len(result.saved) - result.correct
 
 
 def conversation(case: dict[str, Any]) -> list[dict[str, Any]]:
@@ -100,6 +109,17 @@ def conversation(case: dict[str, Any]) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "content": text})
     return out
+
+
+def model_copy(case: dict[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the reviewer sees, where it is not what was stored: `model_sees` (message index -> text,
+    e.g. a /skill invocation expanded) and a compression `summary` in front, as the live context has."""
+    seen = [dict(m) for m in messages]
+    for index, text in case.get("model_sees", {}).items():
+        seen[int(index)]["content"] = text
+    if case.get("summary"):
+        seen.insert(0, {"role": "user", "content": SUMMARY_PREFIX + case["summary"]})
+    return seen
 
 
 @contextmanager
@@ -134,7 +154,11 @@ def run_case(case: dict[str, Any], mode: str, base: hermes_config.Config, client
                 tool_calls=m.get("tool_calls"),
                 tool_call_id=m.get("tool_call_id", ""),
             )
-        snapshot = [{"role": "system", "content": "You are Hermes, a helpful assistant."}, *messages]
+        snapshot = [{"role": "system", "content": "You are Hermes, a helpful assistant."}, *model_copy(case, messages)]
+        memory = MemoryStore(config)
+        seeded = [(t, e) for t, entries in case.get("seed", {}).items() for e in entries]
+        for target, entry in seeded:
+            memory.add(target, entry, Provenance(actor="user"))
         run = run_review_now(
             session_id=session.pk,
             snapshot=snapshot,
@@ -142,10 +166,12 @@ def run_case(case: dict[str, Any], mode: str, base: hermes_config.Config, client
             config=config,
             registry=build_registry(config),
             client_factory=client_factory,
+            evidence_rule=True,
         )
-        memory = MemoryStore(config)
         skills = SkillStore(config).list()
-        result.saved = [e for t in TARGETS for e in memory.entries(t)]
+        now = [(t, e) for t in TARGETS for e in memory.entries(t)]
+        result.saved = [e for t, e in now if (t, e) not in seeded]
+        result.conflicts_left = sum(1 for e in result.saved if conflicts.find(e, [p for p in now if p in seeded]))
         result.saved += [f"{s.name}: {s.description}\n{_body(s.path)}" for s in skills]
         result.skills_created = len(skills)
         result.duplicates = len(memory_duplicate_pairs(memory))
@@ -171,6 +197,8 @@ class Summary:
     precision: float | None
     recall: float | None
     unsupported: int
+    bad_saves: int
+    conflicts_left: int
     duplicates: int
     skills_created: int
     tokens: int
@@ -189,6 +217,8 @@ def summarise(mode: str, results: list[CaseResult]) -> Summary:
         precision=round(correct / saved, 3) if saved else None,
         recall=round(sum(r.recalled for r in results) / facts, 3) if facts else None,
         unsupported=sum(r.unsupported for r in results),
+        bad_saves=sum(r.bad_saves for r in results),
+        conflicts_left=sum(r.conflicts_left for r in results),
         duplicates=sum(r.duplicates for r in results),
         skills_created=sum(r.skills_created for r in results),
         tokens=sum(r.tokens for r in results),
@@ -223,6 +253,8 @@ COLUMNS = (
     "precision",
     "recall",
     "unsupported",
+    "bad_saves",
+    "conflicts_left",
     "duplicates",
     "skills_created",
     "tokens",

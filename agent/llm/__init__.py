@@ -2,9 +2,10 @@
 
 This package is the only code that imports `openai`, and it imports no Django. It turns the
 wire protocol of real servers (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter,
-DeepSeek, Mistral, LiteLLM, Groq — each with its own dialect, see tests/wire/) into a few plain
-types (`TextChunk`, `ReasoningChunk`, `Notice`, `ModelReply`), and every failure into
-`LLMError`, whose message is written for the person at the keyboard, never a traceback.
+DeepSeek, Mistral, LiteLLM, Groq, Gemini, SGLang, gateways and proxies — each with its own
+dialect, see tests/wire/) into a few plain types (`TextChunk`, `ReasoningChunk`, `Notice`,
+`ModelReply`), and every failure into `LLMError`, whose message is written for the person at
+the keyboard, never a traceback.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def client_from_config(
         base_url=config.base_url,
         api_key=config.api_key,
         model=model or config.model_name,
-        timeout=timeout if timeout is not None else float(config.get("model", "timeout")),
-        max_retries=int(config.get("model", "max_retries")),
+        timeout=timeout if timeout is not None else config.model.timeout,
+        max_retries=config.model.max_retries,
         capabilities=capabilities,
     )
 

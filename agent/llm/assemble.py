@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.llm.arguments import decode_arguments, is_object, merge_arguments
 from agent.llm.textcalls import MarkupGuard, parse_text_calls
-from agent.llm.types import ModelReply, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
+from agent.llm.thinking import ThinkSplitter
+from agent.llm.types import ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
 
 # Finish reasons that servers send although the turn ended in tool calls (Ollama "stop",
 # Together "eos", TGI "eos_token", or nothing at all): the calls still run.
@@ -65,7 +67,7 @@ def content_parts(content: Any) -> tuple[str, str]:
 def delta_reasoning(delta: dict[str, Any]) -> str:
     # One server may send the same thought under two keys (OpenRouter: `reasoning` and
     # `reasoning_details`): take the first present, never the sum.
-    for key in ("reasoning_content", "reasoning"):
+    for key in ("reasoning_content", "reasoning", "thinking"):
         value = delta.get(key)
         if isinstance(value, str) and value:
             return value
@@ -81,6 +83,10 @@ def find_usage(obj: dict[str, Any]) -> Usage | None:
         vendor = obj.get("x_groq")  # Groq puts usage in its own field
         usage = vendor.get("usage") if isinstance(vendor, dict) else None
     if not isinstance(usage, dict):
+        choices = obj.get("choices")  # Moonshot (Kimi) puts it in the choice of the last chunk
+        first = choices[0] if isinstance(choices, list) and choices else None
+        usage = first.get("usage") if isinstance(first, dict) else None
+    if not isinstance(usage, dict):
         return None
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     if not isinstance(prompt, int) and not isinstance(completion, int):
@@ -88,12 +94,24 @@ def find_usage(obj: dict[str, Any]) -> Usage | None:
     return Usage(int(prompt or 0), int(completion or 0), True)
 
 
+_CALL_FIELDS = {"index", "id", "type", "function"}
+
+
+def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 class ToolCallAccumulator:
     """Tool-call deltas into whole calls, whatever the server does with `index` and `id`.
 
     A new `id` starts a new call even at an index already taken (Ollama 0.20 sends every
-    parallel call at index 0); a delta without index or id continues the last call; a name
-    repeated on every chunk (LM Studio) is never concatenated.
+    parallel call at index 0); a delta without index or id continues the last call (Gemini
+    sends no index, and its signature may come in a delta of its own); a name repeated on
+    every chunk (LM Studio) is never concatenated. Fields beside id/type/function
+    (`extra_content`) are kept, to be sent back with the call.
     """
 
     def __init__(self) -> None:
@@ -113,7 +131,7 @@ class ToolCallAccumulator:
             slot = self.slots[-1]
             if not (name and slot["name"] and name != slot["name"]):
                 return slot
-        slot = {"index": index, "id": "", "name": "", "args": []}
+        slot = {"index": index, "id": "", "name": "", "args": [], "extra": {}}
         self.slots.append(slot)
         return slot
 
@@ -125,24 +143,37 @@ class ToolCallAccumulator:
         raw_name, raw_id = fn.get("name"), delta.get("id")
         name = raw_name if isinstance(raw_name, str) else ""
         call_id = raw_id if isinstance(raw_id, str) else ""
-        slot = self._slot_for(delta.get("index"), call_id, name)
+        args = fn.get("arguments")
+        index = delta.get("index")
+        if index is None and not call_id and name and isinstance(args, str) and self._another_whole_call(args):
+            index = object()  # a new call (Gemini without ids: each whole call in a delta of its own)
+        slot = self._slot_for(index, call_id, name)
         if call_id:
             slot["id"] = call_id
         if name and not slot["name"]:
             slot["name"] = name
-        args = fn.get("arguments")
+        extra = {k: v for k, v in delta.items() if k not in _CALL_FIELDS and v is not None}
+        if extra:
+            slot["extra"] = _merged(slot["extra"], extra)
         if isinstance(args, dict | list):  # llama.cpp builds that send the object itself
             slot["args"] = [json.dumps(args, ensure_ascii=False)]
         elif isinstance(args, str) and args:
             slot["args"].append(args)
+
+    def _another_whole_call(self, args: str) -> bool:
+        """A whole object after a whole object, and a different one: a new call, not a repeat."""
+        if not self.slots or not is_object(args):
+            return False
+        before = merge_arguments(self.slots[-1]["args"])
+        return is_object(before) and json.loads(before) != json.loads(args)
 
     def calls(self) -> list[ToolCallRequest]:
         out = []
         for i, slot in enumerate(self.slots):
             if not slot["name"] and not slot["args"]:
                 continue
-            arguments = fix_surrogates("".join(slot["args"])) or "{}"
-            out.append(ToolCallRequest(slot["id"] or f"call_{i}", slot["name"], arguments))
+            arguments = decode_arguments(fix_surrogates(merge_arguments(slot["args"]))) or "{}"
+            out.append(ToolCallRequest(slot["id"] or f"call_{i}", slot["name"], arguments, slot["extra"]))
         return out
 
 
@@ -156,11 +187,22 @@ class Assembler:
         self.finish_reason = ""
         self.usage: Usage | None = None
         self.guard = MarkupGuard(tools_offered)
+        self.think = ThinkSplitter()
         self._tails = {"text": "", "reasoning": ""}
 
     def _joined(self, kind: str, piece: str) -> str:
         out, self._tails[kind] = _split_tail(self._tails[kind] + piece)
         return fix_surrogates(out) if out else ""
+
+    def _emit(self, answer: str, thought: str, events: list[StreamEvent]) -> None:
+        if thought:
+            self.reasoning.append(thought)
+            events.append(ReasoningChunk(thought))
+        if answer:
+            self.text.append(answer)
+            shown = self.guard.feed(answer)
+            if shown:
+                events.append(TextChunk(shown))
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -170,37 +212,74 @@ class Assembler:
         for choice in chunk.get("choices") or []:
             if not isinstance(choice, dict) or choice.get("index") not in (0, None):
                 continue
-            delta = choice.get("delta") or choice.get("message") or {}
+            delta = choice.get("delta") or self._whole_message(choice.get("message"))
+            if not isinstance(delta, dict):
+                continue
+            legacy = delta.get("function_call")  # the functions API before tool_calls (FastChat, LocalAI)
+            if isinstance(legacy, dict) and not delta.get("tool_calls"):
+                delta = {**delta, "tool_calls": [{"index": 0, "function": legacy}]}
             text, thought = content_parts(delta.get("content"))
+            if not text and isinstance(delta.get("refusal"), str):
+                text = delta["refusal"]  # a model's refusal is its answer
             thought = self._joined("reasoning", delta_reasoning(delta) + thought)
-            if thought:
-                self.reasoning.append(thought)
-                events.append(ReasoningChunk(thought))
             text = self._joined("text", text)
-            if text:
-                self.text.append(text)
-                shown = self.guard.feed(text)
-                if shown:
-                    events.append(TextChunk(shown))
+            answer, inline = self.think.feed(text) if text else ("", "")
+            self._emit(answer, thought + inline, events)
             for tc in delta.get("tool_calls") or []:
                 self.calls.feed(tc)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         return events
 
+    def _whole_message(self, message: Any) -> Any:
+        """A whole `message`; after streamed deltas (a last chunk repeating the reply) only what
+        it adds to the text already streamed."""
+        if not isinstance(message, dict) or not self.text or not isinstance(message.get("content"), str):
+            return message or {}
+        so_far = "".join(self.text)
+        content = message["content"]
+        rest = content[len(so_far) :] if content.startswith(so_far) else content
+        return {**message, "content": rest}
+
+    def _text_calls(self, events: list[StreamEvent]) -> tuple[str, list[ToolCallRequest]]:
+        """The answer without tool-call markup, and the calls the markup held."""
+        text = "".join(self.text)
+        if not self.guard.active:
+            return text, []
+        visible, parsed = parse_text_calls(text)
+        if not parsed:
+            # Markup in the thinking instead (a reasoning parser that swallowed the calls).
+            _, parsed = parse_text_calls("".join(self.reasoning))
+        held = self.guard.release()
+        if parsed:
+            return visible, parsed
+        shown = text[: len(text) - len(held)]
+        if held and visible != text and visible.startswith(shown):
+            held = visible[len(shown) :]  # markup around an answer (gpt-oss final channel)
+            text = visible
+        if held:
+            events.append(TextChunk(held))
+        return text, []
+
     def finish(self) -> tuple[list[StreamEvent], ModelReply]:
         """Events still held back, and the reply. `finish_reason` stays "" if none came and no call."""
         events: list[StreamEvent] = []
+        self._emit(*self.think.flush(), events)
+        so_far = "".join(self.text)
+        if not self.think.thought and "</think>" in so_far and "<think>" not in so_far:
+            # The template opened the block in the prompt: only its end is in the reply. It has
+            # streamed as text already; the stored answer and the reasoning are put right.
+            thought, _, answer = so_far.partition("</think>")
+            self.reasoning.append(thought)
+            self.text = [answer.lstrip()]
         calls = self.calls.calls()
-        text = "".join(self.text)
-        visible, parsed = parse_text_calls(text) if self.guard.active else (text, [])
-        if parsed:
-            calls = calls or parsed
-            text = visible
-        else:
-            held = self.guard.release()
-            if held:
-                events.append(TextChunk(held))
+        text, parsed = self._text_calls(events)
+        calls = calls or parsed
+        for call in calls:
+            if not is_object(call.arguments):
+                # Said to the person, not only as a tool error the model may talk over.
+                name = call.name or "a tool"
+                events.append(Notice(f"The model's call to {name} could not be read — nothing was saved."))
         finish = self.finish_reason
         if calls and finish in _PLAIN_FINISH:
             finish = "tool_calls"

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import openai
 
 from agent.llm.assemble import Assembler
@@ -26,6 +27,7 @@ from agent.llm.capabilities import (
     learn,
 )
 from agent.llm.errors import human_error, status_detail
+from agent.llm.reader import read_payloads
 from agent.llm.types import LLMError, ModelReply, Notice, StreamEvent, TextChunk
 from agent.llm.wire import wire_messages
 
@@ -40,6 +42,10 @@ class Refused(Exception):
     def __init__(self, feature: str) -> None:
         super().__init__(feature)
         self.feature = feature
+
+
+class _UnreadReply(openai.Stream[object]):
+    """The `openai` client's stream, used only to get the HTTP response back unread."""
 
 
 class ChatClient:
@@ -117,15 +123,14 @@ class ChatClient:
         return body
 
     def send(self, body: dict[str, Any], timeout: float | None = None) -> Any:
-        """POST one request; a refusal of a known feature raises `Refused`, others `LLMError`."""
+        """POST one request and return the HTTP response unread (see agent/llm/reader.py);
+        a refusal of a known feature raises `Refused`, others `LLMError`."""
         client = self._client if timeout is None else self._client.with_options(timeout=timeout)
         try:
-            # cast_to=object: the reply stays plain JSON, with every field the server sent.
-            if body.get("stream"):
-                return client.post(
-                    "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai.Stream[object]
-                )
-            return client.post("/chat/completions", body=body, cast_to=object)
+            # Always a streamed HTTP read, whatever `stream` asks of the server: the reply is
+            # read by what it turns out to be, and the body stays plain JSON with every field.
+            reply = client.post("/chat/completions", body=body, cast_to=object, stream=True, stream_cls=_UnreadReply)
+            return reply.response
         except openai.APIStatusError as exc:
             if exc.status_code in _REFUSAL_STATUSES:
                 feature = classify_refusal(status_detail(exc), body)
@@ -179,30 +184,22 @@ class ChatClient:
     ) -> Iterator[StreamEvent]:
         """The events of the reply to `body`, streamed or whole, ending with one ModelReply."""
         assembler = Assembler(tools_offered=bool(body.get("tools")))
-        if body.get("stream"):
-            yield from self._read_stream(response, assembler, interrupt)
-            return
-        # A non-streamed reply (e.g. the server cannot stream while tools are offered): one piece.
-        yield from self._read_body(response, assembler)
-        assembler.finish_reason = assembler.finish_reason or "stop"  # a whole body is never cut off
-        yield from self._reply(assembler, saw_chunk=True)
-
-    def _read_stream(
-        self, stream: Any, assembler: Assembler, interrupt: threading.Event | None
-    ) -> Iterator[StreamEvent]:
-        saw_chunk = interrupted = False
+        saw_payload = whole = interrupted = False
         try:
-            for chunk in stream:
-                saw_chunk = True
+            for payload in read_payloads(response, self.base_url or "the default OpenAI endpoint"):
+                saw_payload = True
                 if interrupt is not None and interrupt.is_set():
                     interrupted = True
                     break
-                if isinstance(chunk, dict):
-                    yield from assembler.feed(chunk)
-        except openai.OpenAIError as exc:
-            err = human_error(exc, self.base_url, self.model)
-            err.partial_text = "".join(assembler.text)
-            raise err from exc
+                whole = whole or payload.whole
+                yield from assembler.feed(payload.data)
+        except LLMError as err:
+            err.partial_text = err.partial_text or "".join(assembler.text)
+            raise
+        except httpx2.TimeoutException as exc:
+            raise self._broken("did not answer in time", assembler) from exc
+        except httpx2.TransportError as exc:
+            raise self._broken(f"broke off the reply ({type(exc).__name__})", assembler) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise LLMError(
                 f"The model server's reply was unreadable ({type(exc).__name__}).",
@@ -217,19 +214,18 @@ class ChatClient:
                 partial_text="".join(assembler.text),
             ) from exc
         finally:
-            stream.close()
+            response.close()
         if interrupted:
-            events, reply = assembler.finish()
+            _, reply = assembler.finish()
             yield ModelReply(reply.content, [], "interrupted", reply.usage, reply.reasoning)
             return
-        yield from self._reply(assembler, saw_chunk)
+        if whole:
+            assembler.finish_reason = assembler.finish_reason or "stop"  # a whole body is never cut off
+        yield from self._reply(assembler, saw_payload)
 
-    def _read_body(self, body: Any, assembler: Assembler) -> Iterator[StreamEvent]:
-        if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
-            raise LLMError(f"The model server at {self.base_url} sent a reply that is not a valid chat completion.")
-        if not body["choices"]:
-            raise LLMError("The model server returned no choices.")
-        yield from assembler.feed(body)
+    def _broken(self, what: str, assembler: Assembler) -> LLMError:
+        where = self.base_url or "the default OpenAI endpoint"
+        return LLMError(f"The model server at {where} {what}.", partial_text="".join(assembler.text), retryable=True)
 
     @staticmethod
     def _reply(assembler: Assembler, saw_chunk: bool) -> Iterator[StreamEvent]:
@@ -249,13 +245,14 @@ class ChatClient:
         self, messages: list[dict[str, Any]], *, timeout: float | None = None, max_tokens: int | None = None
     ) -> str:
         """A plain completion (no tools, not streamed), for summaries. Always a `str`."""
-        _, response = self._send_adapting(
+        body, response = self._send_adapting(
             lambda: self.build_request(messages, None, stream=False, max_tokens=max_tokens), timeout
         )
-        assembler = Assembler(tools_offered=False)
-        for _event in self._read_body(response, assembler):
-            pass  # the events repeat what finish() returns; a summary needs only the text
-        _, reply = assembler.finish()
+        reply: ModelReply | None = None
+        for event in self.read(body, response):
+            if isinstance(event, ModelReply):
+                reply = event  # the other events repeat the reply's text; a summary needs only that
+        assert reply is not None  # read() always ends with a ModelReply or raises
         return reply.content
 
     def list_models(self) -> list[str]:

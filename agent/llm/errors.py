@@ -9,6 +9,7 @@ of them, once, without doubled punctuation.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import openai
@@ -16,12 +17,16 @@ import openai
 from agent.llm.types import LLMError
 
 MAX_DETAIL = 300
+MAX_HTML = 64 * 1024  # enough of a page to find its title
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
 
 
-def _detail_items(items: list[Any]) -> str:
+def _detail_items(items: list[Any], depth: int) -> str:
     parts = []
     for item in items[:3]:
-        if isinstance(item, dict):
+        if isinstance(item, dict) and not (item.get("msg") or item.get("message")):
+            parts.append(readable_detail(item, depth + 1))  # Gemini: a list of `{"error": {...}}` objects
+        elif isinstance(item, dict):
             loc = ".".join(str(p) for p in item.get("loc") or [] if p != "body")
             msg = str(item.get("msg") or item.get("message") or "").strip()
             parts.append(f"{msg} ({loc})" if loc else msg)
@@ -36,6 +41,8 @@ def readable_detail(body: Any, depth: int = 0) -> str:
         return ""
     if isinstance(body, str):
         text = body.strip()
+        if text[:200].lower().startswith(("<!doctype html", "<html", "<head", "<body")):
+            return html_summary(text)
         if text.startswith(("{", "[")):
             try:
                 return readable_detail(json.loads(text), depth + 1) or text
@@ -43,7 +50,7 @@ def readable_detail(body: Any, depth: int = 0) -> str:
                 return text
         return text
     if isinstance(body, list):
-        return _detail_items(body)
+        return _detail_items(body, depth)
     if isinstance(body, dict):
         for key in ("error", "message", "detail", "msg"):
             if key in body and body[key]:
@@ -51,6 +58,14 @@ def readable_detail(body: Any, depth: int = 0) -> str:
                 if found:
                     return found
     return ""
+
+
+def html_summary(page: str) -> str:
+    """An HTML page where an API answer belongs: a proxy, firewall or sign-in page in between."""
+    found = _TITLE.search(page[:MAX_HTML])
+    title = " ".join(found.group(1).split())[:120] if found else ""
+    named = f" (“{title}”)" if title else ""
+    return f"an HTML page{named}, likely a proxy, firewall or sign-in page in front of the server"
 
 
 def _clean(detail: str) -> str:

@@ -1,9 +1,9 @@
 """Tool calls a model wrote as text because the server's tool parser is off.
 
-Two public formats: Hermes/Qwen `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` and
-Qwen3-Coder's `<function=NAME><parameter=KEY>VALUE</parameter></function>`. They are parsed
-only when tools were offered, and the markup is held back from the streamed answer so the
-person never sees it as the reply.
+Hermes/Qwen `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, Qwen3-Coder's
+`<function=NAME><parameter=KEY>VALUE</parameter></function>`, and the template tokens of other
+model families (agent/llm/native_calls.py). They are parsed only when tools were offered, and
+the markup is held back from the streamed answer so the person never sees it as the reply.
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ import json
 import re
 import uuid
 
+from agent.llm.native_calls import MARKERS as NATIVE_MARKERS
+from agent.llm.native_calls import parse_native_calls
 from agent.llm.types import ToolCallRequest
 
-MARKERS = ("<tool_call>", "<function=")
+MARKERS = ("<tool_call>", "<function=", *NATIVE_MARKERS)
+# gpt-oss (harmony) answering without a call: the final channel is the answer.
+_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*<\|message\|>(.*?)(?:<\|return\|>|<\|end\|>|$)", re.S)
 _HERMES = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.S)
 _QWEN_FN = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|$)", re.S)
 _QWEN_PARAM = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?(?:</parameter>|(?=<parameter=)|$)", re.S)
@@ -47,8 +51,10 @@ def parse_text_calls(text: str) -> tuple[str, list[ToolCallRequest]]:
     for fn in _QWEN_FN.finditer(text):
         params = {k: _param_value(v.strip()) for k, v in _QWEN_PARAM.findall(fn.group(2))}
         calls.append(ToolCallRequest(_new_id(), fn.group(1), json.dumps(params, ensure_ascii=False)))
+    calls = calls or parse_native_calls(text)
     if not calls:
-        return text, []
+        final = _HARMONY_FINAL.search(text)
+        return (final.group(1).strip(), []) if final else (text, [])
     cut = min(i for i in (text.find(m) for m in MARKERS) if i >= 0)
     return text[:cut].rstrip(), calls
 

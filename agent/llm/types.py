@@ -21,9 +21,13 @@ class ToolCallRequest:
     id: str
     name: str
     arguments: str  # raw JSON text as the model sent it (may be malformed)
+    # Fields the server put on the call beside id/type/function, sent back with it unchanged:
+    # Gemini 3 refuses the next request unless `extra_content.google.thought_signature` returns.
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_api(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        call = {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {**self.extra, **call}
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The `memory` tool (SPEC §2): the model's way to write MEMORY.md and USER.md.
+"""The `memory` tool (docs/BEHAVIOUR.md, Memory): the model's way to write MEMORY.md and USER.md.
 
 All the rules live in `knowledge.memory.store.MemoryStore`; this module only validates the
 model's arguments, refuses disabled targets, stages review writes when write approval is on,
@@ -13,7 +13,7 @@ from typing import Any
 from agent.tools import evidence_gate, memory_budget
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
-from knowledge.memory.duplicates import memory_duplicate
+from knowledge.memory.duplicates import all_entries, memory_duplicate
 from knowledge.memory.store import TARGETS, MemoryStore, OpError, parse_operations
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
@@ -62,6 +62,7 @@ PARAMETERS: dict[str, Any] = {
             "items": _OPERATION_SCHEMA,
         },
         "evidence": evidence_gate.EVIDENCE_PARAM,
+        "both_hold": evidence_gate.BOTH_HOLD_PARAM,
     },
     "required": ["target"],
 }
@@ -133,12 +134,15 @@ def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
         duplicate = memory_duplicate(store, target, operations)
         if duplicate:
             return ToolResult.failure(duplicate, target=target)
-        decision = evidence_gate.decide(args, ctx, "memory")
+        decision = evidence_gate.decide(args, ctx, "memory", all_entries(store))
         if decision.held_reason and any(op.get("content") for op in operations if isinstance(op, dict)):
-            return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision.held_reason)
+            return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision)
         if ctx.stage_writes.get("memory"):
             return _stage(args, target, operations, ctx)
-        return memory_budget.write(store, target, operations, decision.prov, ctx.turn_state)
+        result = memory_budget.write(store, target, operations, decision.prov, ctx.turn_state)
+        if result.ok:
+            evidence_gate.settle_conflicts(args, ctx)
+        return result
 
     return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler)
 

@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.tools.results import ToolResult
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult, cut_result
 from knowledge.provenance import Provenance
+
+__all__ = ["MAX_RESULT_CHARS", "Handler", "Tool", "ToolContext", "ToolRegistry", "ToolResult", "cut_result"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,8 @@ class Tool:
     handler: Handler
     # Tools that only read may run in parallel with each other; writers run one at a time.
     parallel_safe: bool = False
+    # What one result may hold; a tool that reads big documents (skill_view) sets its own.
+    max_result_chars: int = MAX_RESULT_CHARS
 
     def schema(self) -> dict[str, Any]:
         return {

@@ -58,17 +58,40 @@ class ToolResult:
     def to_json(self) -> str:
         return json.dumps(self.payload(), ensure_ascii=False)
 
-    def content(self) -> str:
-        """The tool message's content: the JSON, capped at MAX_RESULT_CHARS with its full length said."""
+    def content(self, limit: int = MAX_RESULT_CHARS) -> str:
+        """The tool message's content: the JSON, or past `limit` characters the JSON cut
+        (`cut_result`), still a JSON object that says how long the result was."""
         text = self.to_json()
-        if len(text) > MAX_RESULT_CHARS:
-            text = text[:MAX_RESULT_CHARS] + f"\n…[truncated: result was {len(text)} characters]"
+        if len(text) > limit:
+            return cut_result(text, limit, success=self.ok)
         return text
 
 
+def cut_result(result: str, limit: int, success: bool | None = None) -> str:
+    """A result over its tool's limit, cut so it is still a JSON object the model can read: the
+    first `limit` characters as `content`, `truncated: true` and the full size. `success` is
+    the result's own flag when it is not given."""
+    if success is None:
+        try:
+            success = json.loads(result).get("success", True) is not False
+        except (json.JSONDecodeError, AttributeError):
+            success = True
+    return json.dumps(
+        {
+            "success": success,
+            "truncated": True,
+            "total_chars": len(result),
+            "content": result[:limit],
+            "note": f"The result was {len(result):,} characters; only the first {limit:,} are shown. "
+            "Ask for less (a narrower query, one file, an offset) to see the rest.",
+        },
+        ensure_ascii=False,
+    )
+
+
 def stored_ok(content: str) -> bool:
-    """Whether a stored tool message reports success. Results are read back as JSON; one cut at
-    MAX_RESULT_CHARS is no longer JSON, but its head still says whether it failed."""
+    """Whether a stored tool message reports success. Results are read back as JSON (a cut one
+    too: `cut_result` keeps the flag); text that is not JSON is judged by its head."""
     try:
         data: Any = json.loads(content)
     except ValueError:

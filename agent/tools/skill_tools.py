@@ -1,4 +1,4 @@
-"""The skill tools (SPEC §3): skills_list, skill_view, skill_manage.
+"""The skill tools (docs/BEHAVIOUR.md, Skills): skills_list, skill_view, skill_manage.
 
 Thin adapters over knowledge.skills.store.SkillStore: argument checking, the exact result shapes the
 model sees, and staging of review writes when skills.write_approval is on. Every failure comes
@@ -18,7 +18,7 @@ from hermes_site import config as hermes_config
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
 from knowledge.skills.duplicates import skill_duplicate
-from knowledge.skills.format import SkillError, check_name, validate_skill_md
+from knowledge.skills.format import SkillError, check_name, validate_existing, validate_skill_md
 from knowledge.skills.store import SkillStore
 
 Action = Callable[[SkillStore, dict[str, Any], Provenance], Path]
@@ -30,6 +30,11 @@ def _store() -> SkillStore:
 
 
 # ----- skills_list / skill_view ---------------------------------------------------------------
+
+# A SKILL.md or file up to this size comes back whole, as Hermes returns it (7 of its bundled
+# skills are over 20 KB); a model with a small context gets pages of half its window instead
+# (at ~4 characters a token), each saying where the next one starts.
+VIEW_PAGE_CHARS = 200_000
 
 
 def _skills_list(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -60,12 +65,38 @@ def _skill_view(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         files = [] if file_path else store.files(info.name)
     except SkillError as exc:
         return ToolResult.failure(str(exc))
+    try:
+        page = _page(content, args.get("offset"), min(VIEW_PAGE_CHARS, store.config.context_window * 2))
+    except SkillError as exc:
+        return ToolResult.failure(str(exc))
     store.record_view(info.name)
     if file_path:
-        return ToolResult.success(name=info.name, file_path=file_path, content=content)
-    return ToolResult.success(
-        name=info.name, category=info.category, path=str(info.path), content=content, linked_files=files
-    )
+        return ToolResult.success(name=info.name, file_path=file_path, **page)
+    return ToolResult.success(name=info.name, category=info.category, path=str(info.path), **page, linked_files=files)
+
+
+def _page(content: str, offset: object, size: int) -> dict[str, Any]:
+    """The content from `offset`, whole when it fits in one result (Hermes' bundled skills do:
+    the largest is well under VIEW_PAGE_CHARS), else one page with where the next one starts."""
+    if offset is None:
+        offset = 0
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise SkillError("offset must be a whole number of characters, 0 or more.")
+    if offset > len(content):
+        raise SkillError(f"offset {offset:,} is past the end of the file ({len(content):,} characters).")
+    chunk = content[offset : offset + size]
+    end = offset + len(chunk)
+    if offset == 0 and end == len(content):
+        return {"content": chunk}
+    page: dict[str, Any] = {"content": chunk, "offset": offset, "total_chars": len(content)}
+    if end < len(content):
+        page.update(
+            truncated=True,
+            next_offset=end,
+            note=f"This is characters {offset:,}-{end:,} of {len(content):,}; call skill_view again with "
+            f"offset={end} for the rest.",
+        )
+    return page
 
 
 # ----- skill_manage ---------------------------------------------------------------------------
@@ -143,7 +174,7 @@ def _precheck(store: SkillStore, args: dict[str, Any]) -> tuple[str, str]:
     if not info.enabled and action != "enable":
         raise SkillError(f"Skill '{name}' is disabled; enable it before changing it.")
     if action == "edit":
-        validate_skill_md(_text(args, "content"), name, lenient=bool(info.warning))
+        validate_existing(_text(args, "content"), name, info.path.name, lenient=bool(info.warning))
     return action, name
 
 
@@ -175,7 +206,7 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             return ToolResult.failure(duplicate)
     decision = evidence_gate.decide(args, ctx, "skill")
     if action in EVIDENCED and decision.held_reason:
-        return evidence_gate.hold("skill", "skill_manage", args, ctx, decision.held_reason)
+        return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
     if not ctx.stage_writes.get("skills"):
         return run_action(args, decision.prov, store)
     PendingWrite.objects.create(
@@ -207,6 +238,10 @@ _SKILL_VIEW_PARAMS: dict[str, Any] = {
         "file_path": {
             "type": "string",
             "description": "A supporting file to read instead of SKILL.md, e.g. references/api.md.",
+        },
+        "offset": {
+            "type": "integer",
+            "description": "Where to start reading, in characters; only for a file too long for one result.",
         },
     },
     "required": ["name"],
@@ -253,6 +288,8 @@ def make_tools() -> list[Tool]:
             parameters=_SKILL_VIEW_PARAMS,
             handler=_skill_view,
             parallel_safe=True,
+            # A page of content plus the JSON around it (names, the list of files).
+            max_result_chars=VIEW_PAGE_CHARS + 20_000,
         ),
         Tool(
             name="skill_manage",

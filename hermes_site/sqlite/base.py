@@ -4,7 +4,7 @@ SQLite lets one writer in at a time; a writer that finds the database locked wai
 busy handler, which does not wake when the lock frees but sleeps in growing steps (1, 2, 5,
 10, ... 100 ms). With dozens of chats writing at once on one server's threads (each turn stores
 its messages and releases its lease), a write of a millisecond waited tens of milliseconds, and
-at 100 sessions the first token of some turns came a second late (bench/live.py, issue 16).
+at 100 sessions the first token of some turns came a second late (bench/live.py).
 
 Here every write of this process (a transaction, which the settings begin IMMEDIATE, or a
 single INSERT/UPDATE/DELETE outside one) first takes one lock per database file, handed over
@@ -16,9 +16,12 @@ the lock at most the busy timeout, then goes on to SQLite's own waiting (and its
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from django.db.backends.sqlite3 import base
+
+from knowledge.fileio import create_private
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _locks: dict[str, threading.Lock] = {}
@@ -36,6 +39,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.write_lock = write_lock(str(self.settings_dict["NAME"]))
         self.holds_write_lock = False
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        # First use of a fresh HERMES_HOME (`migrate`): its folder is made here, not when settings
+        # load. SQLite creates a database file 0644 and its -wal/-shm with the database's own mode:
+        # an empty file created 0600 first keeps every conversation (and live session keys) private.
+        name = str(conn_params.get("database", ""))
+        if name and name != ":memory:" and not name.startswith("file:"):
+            path = Path(name)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not path.exists():
+                create_private(path)
+        return super().get_new_connection(conn_params)
 
     def _wait_seconds(self) -> float:
         return float(self.settings_dict.get("OPTIONS", {}).get("timeout", 5))

@@ -1,5 +1,5 @@
-"""Ending a chat session (its memory flush, SPEC §5) exactly once, across server processes and
-queue workers (issue 18).
+"""Ending a chat session (its memory flush) exactly once, across server processes and
+queue workers.
 
 The claim is on the session row (`end_worker`): "" nobody asked yet; `IN_QUEUE` waiting for a
 queue worker; else the worker (host:pid) ending it now. A second request ("New chat" pressed in

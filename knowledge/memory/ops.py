@@ -1,4 +1,4 @@
-"""Pure memory operations (SPEC §2): the file format, the limits, add/replace/remove on a list
+"""Pure memory operations (docs/BEHAVIOUR.md, Memory): the file format, the limits, add/replace/remove on a list
 of entries, and the threat masking for the prompt. No I/O here: `knowledge.memory.store`
 owns the files, the lock and the change log, and applies what these functions decide."""
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge.verification.threat_scan import MAX_SCAN_CHARS, ThreatHit, scan
+from knowledge.verification.threat_scan import MAX_SCAN_CHARS, ThreatHit, scan, scan_all_long
 
 ENTRY_DELIMITER = "\n§\n"
 PREVIEW_CHARS = 80
@@ -63,15 +63,33 @@ class Op:
     expected: str | None = None
 
 
+@dataclass(frozen=True)
+class Overflow:
+    """The figures of a write refused for the limit, so a page can word it for a person."""
+
+    before: int  # characters the file held
+    added: int  # characters the new content brings
+    after: int  # what the file would hold
+    limit: int
+
+
 class OpError(Exception):
     """A rejected operation; `kind` says what went wrong (the memory tool counts some kinds per turn),
     `extra` joins the result."""
 
-    def __init__(self, message: str, kind: str = "invalid", show_entries: bool = False, **extra: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: str = "invalid",
+        show_entries: bool = False,
+        overflow: Overflow | None = None,
+        **extra: Any,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
         self.show_entries = show_entries
+        self.overflow = overflow
         self.extra = extra
 
 
@@ -92,8 +110,13 @@ def _text_arg(raw: Mapping[str, Any], key: str, prefix: str) -> str:
     return value.strip()
 
 
-def parse_operations(operations: Sequence[Any], index: int | None = None, expected: str | None = None) -> list[Op]:
-    """Validate and threat-scan every operation before anything is locked or written."""
+def parse_operations(
+    operations: Sequence[Any], index: int | None = None, expected: str | None = None, limit: int | None = None
+) -> list[Op]:
+    """Validate and threat-scan every operation before anything is locked or written.
+
+    With `limit` (the target's character limit), content that could never fit is refused before
+    it is scanned: the size check is the cheap one, and a huge text must not cost a scan."""
     if not operations:
         raise OpError("No operation given: pass 'action' (add, replace or remove) or a non-empty 'operations' list.")
     ops = []
@@ -115,6 +138,12 @@ def parse_operations(operations: Sequence[Any], index: int | None = None, expect
                 "current_entries).",
                 kind="missing_old_text",
                 show_entries=True,
+            )
+        if limit is not None and len(content) > limit:
+            raise OpError(
+                f"{prefix}the content is {len(content):,} chars, more than the whole limit of {limit:,} chars. "
+                "Nothing was saved; shorten it.",
+                kind="overflow",
             )
         hit = entry_threat(content) if content else None
         if hit is not None:
@@ -206,6 +235,8 @@ def apply_ops(
             new_chars += len(op.content)
             entries = parse(serialise(entries))  # replacing with another entry's text merges the two
     changed = entries != current
+    if changed:
+        _refuse_new_combined_threat(current, entries)
     before_chars, after_chars = len(serialise(current)), len(serialise(entries))
     # Shrinking an over-limit file (limit lowered, hand edits) is consolidation and is allowed.
     if changed and after_chars > limit and after_chars > before_chars:
@@ -217,6 +248,7 @@ def apply_ops(
             "current_entries), then retry in this turn.",
             kind="overflow",
             show_entries=True,
+            overflow=Overflow(before=before_chars, added=new_chars, after=after_chars, limit=limit),
         )
     unchanged = "Entry already exists; nothing saved" if duplicate else "No change: the entry already has this text"
     return Outcome(entries=entries, changed=changed, summary="; ".join(summaries), unchanged_message=unchanged)
@@ -261,10 +293,48 @@ def entry_threat(entry: str) -> ThreatHit | None:
     return scan(entry)
 
 
+def _joined_hits(entries: Sequence[str]) -> dict[str, ThreatHit]:
+    """What the clean entries say read side by side, as the model reads them in one block."""
+    clean = [e for e in entries if entry_threat(e) is None]
+    return {h.id: h for h in scan_all_long(" ".join(clean))} if len(clean) > 1 else {}
+
+
+def _refuse_new_combined_threat(current: Sequence[str], entries: Sequence[str]) -> None:
+    """An instruction split across entries is caught when its last part is written."""
+    before = _joined_hits(current)
+    new = [hit for hid, hit in _joined_hits(entries).items() if hid not in before]
+    if new:
+        raise OpError(
+            f"Blocked: read together with the entries already saved, the content matches threat pattern "
+            f"'{new[0].id}': {new[0].reason}. Nothing was saved.",
+            kind="blocked",
+            threat=new[0].id,
+        )
+
+
+def combined_flags(entries: Sequence[str]) -> dict[int, ThreatHit]:
+    """Entries that are clean alone but form a threat with the others (by index).
+
+    An entry is part of a joined threat when leaving it out makes the threat disappear."""
+    flags: dict[int, ThreatHit] = {}
+    clean = [i for i, e in enumerate(entries) if entry_threat(e) is None]
+    for hid, hit in _joined_hits(entries).items():
+        joined_hit = ThreatHit(id=hid, reason=f"read together with the entries beside it, {hit.reason}")
+        parts = [i for i in clean if hid not in _joined_hits([e for j, e in enumerate(entries) if j != i])]
+        for i in parts or clean:
+            flags.setdefault(i, joined_hit)
+    return flags
+
+
+def entry_flags(entries: Sequence[str]) -> list[ThreatHit | None]:
+    """Each entry's threat, alone or read together with the others."""
+    combined = combined_flags(entries)
+    return [entry_threat(entry) or combined.get(i) for i, entry in enumerate(entries)]
+
+
 def mask_entries(entries: Sequence[str]) -> list[str]:
     """Entries as they may be shown to a model: blocked ones replaced by a placeholder."""
     out = []
-    for entry in entries:
-        hit = entry_threat(entry)
+    for entry, hit in zip(entries, entry_flags(entries), strict=True):
         out.append(entry if hit is None else f"[BLOCKED: {hit.reason} ({hit.id})]")
     return out

@@ -1,4 +1,4 @@
-"""The memory store (SPEC §2): MEMORY.md (target "memory") and USER.md (target "user").
+"""The memory store (docs/BEHAVIOUR.md, Memory): MEMORY.md (target "memory") and USER.md (target "user").
 
 The files are the source of truth; every write the product makes (agent tool, review, flush,
 dashboard, undo) goes through this one class so the lock, the limits, the threat scan and the
@@ -37,7 +37,7 @@ from knowledge.memory.ops import (
     Result,
     TargetSpec,
     apply_ops,
-    entry_threat,
+    entry_flags,
     format_usage,
     mask_entries,
     parse,
@@ -79,10 +79,10 @@ class MemoryStore:
         return self.config.memories_dir / self.spec(target).filename
 
     def limit(self, target: str) -> int:
-        return int(self.config.get("memory", self.spec(target).limit_key))
+        return int(self.config.value(f"memory.{self.spec(target).limit_key}"))
 
     def is_enabled(self, target: str) -> bool:
-        return bool(self.config.get("memory", self.spec(target).enabled_key))
+        return bool(self.config.value(f"memory.{self.spec(target).enabled_key}"))
 
     def enabled_targets(self) -> list[str]:
         return [t for t in TARGETS if self.is_enabled(t)]
@@ -101,8 +101,8 @@ class MemoryStore:
 
     def flagged_entries(self, target: str) -> list[FlaggedEntry]:
         flagged = []
-        for i, entry in enumerate(self.entries(target)):
-            hit = entry_threat(entry)
+        entries = self.entries(target)
+        for i, (entry, hit) in enumerate(zip(entries, entry_flags(entries), strict=True)):
             if hit is not None:
                 flagged.append(FlaggedEntry(index=i, text=entry, hit=hit))
         return flagged
@@ -134,7 +134,7 @@ class MemoryStore:
         first = operations[0] if len(operations) == 1 else None
         action = str(first.get("action")) if isinstance(first, Mapping) else "batch"
         try:
-            ops = parse_operations(operations)
+            ops = parse_operations(operations, limit=self.limit(target))
         except OpError as err:
             raise WriteRefused(self.failure(target, err, action=action), err.kind) from err
         return self._mutate(spec, ops, prov, action)
@@ -173,13 +173,20 @@ class MemoryStore:
     ) -> Result:
         ops = [{"action": "replace", "content": new_text}]
         try:
-            parsed = parse_operations(ops, index=index, expected=expected)
+            parsed = parse_operations(ops, index=index, expected=expected, limit=self.limit(target))
         except OpError as err:
             return self._error(self.spec(target), "replace", err)
         try:
             return self._mutate(self.spec(target), parsed, prov, "replace")
         except WriteRefused as refused:
             return refused.result
+
+    def check_entry(self, target: str, text: str, index: int | None = None, expected: str | None = None) -> Outcome:
+        """What `add_entry` (no index) or `edit_entry` would do to the file as it is now, without
+        writing: the same checks (empty, threat scan, changed entry, limit), raised as OpError."""
+        action = "add" if index is None else "replace"
+        ops = parse_operations([{"action": action, "content": text}], index=index, expected=expected)
+        return apply_ops(self.spec(target), self.entries(target), ops, self.limit(target))
 
     def delete_entry(self, target: str, index: int, prov: Provenance, expected: str | None = None) -> Result:
         parsed = [Op(action="remove", index=index, expected=expected)]

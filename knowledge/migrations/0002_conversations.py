@@ -1,13 +1,67 @@
-"""Second step of the move: the conversation models now belong to `knowledge`.
+"""Databases made while the conversations belonged to the `agent` app are brought to 0001's shape.
 
-Only Django's model state changes here: the tables were renamed by agent 0003, so every row is
-kept. The foreign keys of the change log and the pending writes now point at these models.
+The `agent` app's migrations (gone: that app has no models) created `agent_chatsession`,
+`agent_message` and `agent_reviewrun`, an FTS5 index over `agent_message` and three context
+columns of a session. A database that has those tables gets them renamed in place, so every row
+and every foreign key to them is kept; the index names follow, and the admin's content types. A
+new database (0001 made the tables) has nothing to do here. Each step looks at the database
+itself, so one where the old steps stopped half-way is completed too.
 """
 
-import django.db.models.deletion
 from django.db import migrations, models
 
-import knowledge.models
+# The agent app's search index names `agent_message` in its view and triggers: dropped before the
+# rename (SQLite refuses to rename a table that a view names); knowledge 0003 makes the new one.
+AGENT_SEARCH_INDEX = [
+    "DROP TRIGGER IF EXISTS agent_message_search_ai",
+    "DROP TRIGGER IF EXISTS agent_message_search_bd",
+    "DROP TRIGGER IF EXISTS agent_message_search_ad",
+    "DROP TRIGGER IF EXISTS agent_message_search_bu",
+    "DROP TRIGGER IF EXISTS agent_message_search_au",
+    "DROP TABLE IF EXISTS agent_message_trigram",
+    "DROP TABLE IF EXISTS agent_message_fts",
+    "DROP VIEW IF EXISTS agent_message_search_src",
+]
+TABLES = [("chatsession", "agent_chatsession"), ("message", "agent_message"), ("reviewrun", "agent_reviewrun")]
+INDEXES = [
+    ("chatsession", ["-updated_at"], "agent_chats_updated_abb2f9_idx", "knowledge_c_updated_6285d7_idx"),
+    ("message", ["session", "id"], "agent_messa_session_57c00d_idx", "knowledge_m_session_849efb_idx"),
+]
+# Added by the agent app's second migration; a database made before it lacks them.
+CONTEXT_COLUMNS = {
+    "context_cut_to": "bigint NULL",
+    "context_head_to": "bigint NULL",
+    "context_summary": "text NOT NULL DEFAULT ''",
+}
+
+
+def _tables(connection):
+    with connection.cursor() as cur:
+        return set(connection.introspection.table_names(cur, include_views=True))
+
+
+def adopt_agent_tables(apps, schema_editor):
+    connection = schema_editor.connection
+    if connection.vendor == "sqlite":
+        for sql in AGENT_SEARCH_INDEX:
+            schema_editor.execute(sql)
+    tables = _tables(connection)
+    for model_name, old in TABLES:
+        model = apps.get_model("knowledge", model_name)
+        if old in tables and model._meta.db_table not in tables:
+            schema_editor.alter_db_table(model, old, model._meta.db_table)
+    session = apps.get_model("knowledge", "ChatSession")
+    with connection.cursor() as cur:
+        columns = {c.name for c in connection.introspection.get_table_description(cur, session._meta.db_table)}
+    for name, column in CONTEXT_COLUMNS.items():
+        if name not in columns:
+            schema_editor.execute(f"ALTER TABLE {session._meta.db_table} ADD COLUMN {name} {column}")
+    for model_name, fields, old, new in INDEXES:
+        model = apps.get_model("knowledge", model_name)
+        with connection.cursor() as cur:
+            names = set(connection.introspection.get_constraints(cur, model._meta.db_table))
+        if old in names and new not in names:
+            schema_editor.rename_index(model, models.Index(fields=fields, name=old), models.Index(fields=fields, name=new))
 
 
 def content_types_follow(apps, schema_editor):
@@ -20,124 +74,11 @@ def content_types_follow(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agent", "0003_tables_to_knowledge"),
         ("knowledge", "0001_initial"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]
 
     operations = [
-        migrations.SeparateDatabaseAndState(
-            state_operations=[
-        migrations.CreateModel(
-            name='ChatSession',
-            fields=[
-                ('id', models.CharField(default=knowledge.models._new_id, editable=False, max_length=32, primary_key=True, serialize=False)),
-                ('name', models.CharField(blank=True, max_length=200, null=True, unique=True)),
-                ('title', models.CharField(blank=True, default='', max_length=200)),
-                ('source', models.CharField(choices=[('web', 'web'), ('cli', 'cli')], default='web', max_length=8)),
-                ('model', models.CharField(blank=True, default='', max_length=200)),
-                ('system_prompt', models.TextField(blank=True, default='')),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('end_reason', models.CharField(blank=True, default='', max_length=40)),
-                ('turns_since_memory', models.PositiveIntegerField(default=0)),
-                ('iters_since_skill', models.PositiveIntegerField(default=0)),
-                ('user_turn_count', models.PositiveIntegerField(default=0)),
-                ('message_count', models.PositiveIntegerField(default=0)),
-                ('tool_call_count', models.PositiveIntegerField(default=0)),
-                ('prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('last_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('compression_count', models.PositiveIntegerField(default=0)),
-                ('last_compressed_at', models.DateTimeField(blank=True, null=True)),
-                ('parent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='children', to='knowledge.chatsession')),
-            ],
-            options={
-                'ordering': ['-updated_at'],
-            },
-        ),
-        migrations.CreateModel(
-            name='Message',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('system', 'system'), ('user', 'user'), ('assistant', 'assistant'), ('tool', 'tool')], max_length=10)),
-                ('content', models.TextField(blank=True, default='')),
-                ('tool_calls', models.JSONField(blank=True, null=True)),
-                ('tool_call_id', models.CharField(blank=True, default='', max_length=100)),
-                ('tool_name', models.CharField(blank=True, default='', max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('token_count', models.PositiveIntegerField(default=0)),
-                ('finish_reason', models.CharField(blank=True, default='', max_length=40)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='knowledge.chatsession')),
-            ],
-            options={
-                'ordering': ['id'],
-            },
-        ),
-        migrations.CreateModel(
-            name='ReviewRun',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('trigger', models.CharField(default='nudge', max_length=40)),
-                ('prompt_kind', models.CharField(max_length=20)),
-                ('model', models.CharField(blank=True, default='', max_length=200)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed')], default='queued', max_length=10)),
-                ('summary', models.TextField(blank=True, default='')),
-                ('changes', models.JSONField(blank=True, default=list)),
-                ('error', models.TextField(blank=True, default='')),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('iterations', models.PositiveIntegerField(default=0)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='reviews', to='knowledge.chatsession')),
-            ],
-            options={
-                'ordering': ['-created_at'],
-            },
-        ),
-        migrations.AddIndex(
-            model_name='chatsession',
-            index=models.Index(fields=['-updated_at'], name='agent_chats_updated_abb2f9_idx'),
-        ),
-        migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['session', 'id'], name='agent_messa_session_57c00d_idx'),
-        ),
-    
-                migrations.AddField(model_name="chatsession", name="context_cut_to", field=models.BigIntegerField(blank=True, null=True)),
-                migrations.AddField(model_name="chatsession", name="context_head_to", field=models.BigIntegerField(blank=True, null=True)),
-                migrations.AddField(model_name="chatsession", name="context_summary", field=models.TextField(blank=True, default="")),
-                migrations.AlterField(
-                    model_name="knowledgechange",
-                    name="session",
-                    field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="knowledge_changes", to="knowledge.chatsession"),
-                ),
-                migrations.AlterField(
-                    model_name="knowledgechange",
-                    name="review",
-                    field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="knowledge_changes", to="knowledge.reviewrun"),
-                ),
-                migrations.AlterField(
-                    model_name="pendingwrite",
-                    name="session",
-                    field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to="knowledge.chatsession"),
-                ),
-                migrations.AlterField(
-                    model_name="pendingwrite",
-                    name="review",
-                    field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to="knowledge.reviewrun"),
-                ),
-            ]
-        ),
-        # The indexes take names of the new tables (SQLite has no RENAME INDEX: Django recreates them).
-        migrations.RenameIndex(
-            model_name="chatsession", new_name="knowledge_c_updated_6285d7_idx", old_name="agent_chats_updated_abb2f9_idx"
-        ),
-        migrations.RenameIndex(
-            model_name="message", new_name="knowledge_m_session_849efb_idx", old_name="agent_messa_session_57c00d_idx"
-        ),
+        migrations.RunPython(adopt_agent_tables, migrations.RunPython.noop),
         migrations.RunPython(content_types_follow, migrations.RunPython.noop),
     ]

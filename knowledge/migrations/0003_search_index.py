@@ -1,4 +1,4 @@
-"""Full-text search over messages (SPEC §4): two FTS5 indexes kept in sync by triggers.
+"""Full-text search over messages: two FTS5 indexes kept in sync by triggers.
 
 1. `knowledge_message_fts` — word index (porter + unicode61, diacritics folded), an FTS5
    *external-content* table whose content is the view `knowledge_message_search_src`: the message
@@ -20,8 +20,9 @@
    character queries only scans this small subset.
 
 Any later migration that remakes `knowledge_message` (SQLite ALTER via table copy) drops these
-triggers: run `manage.py rebuild_search_index`, which recreates missing objects from
-FORWARD_SQL below and repopulates both indexes.
+triggers: run `manage.py rebuild_search_index`, which recreates missing objects (from the product's
+search schema, knowledge/search/schema.py; the SQL below is this migration's frozen copy) and
+repopulates both indexes.
 """
 
 from django.db import migrations

@@ -1,4 +1,4 @@
-"""Full-text search on PostgreSQL (SPEC §4), the counterpart of SQLite's FTS5 index (0003).
+"""Full-text search on PostgreSQL, the counterpart of SQLite's FTS5 index (0003).
 
 - `search_vector`: a tsvector over the message text, the tool name and the tool-call names and
   arguments, in the `hermes` text search configuration (English stemming, accents folded like

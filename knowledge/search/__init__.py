@@ -1,164 +1,58 @@
-"""Full-text search over stored messages (SPEC §4).
+"""Full-text search over stored messages: the public functions. Callers import from here.
 
-On PostgreSQL the same functions run on its full-text index (knowledge/search/postgres.py).
-On SQLite, two FTS5 indexes are created by `knowledge/migrations/0003_search_index.py`: a word index (porter +
-unicode61) and a trigram index over messages holding non-ASCII text. A query that contains
-Chinese, Japanese, Korean, Thai… characters goes to the trigram index (substring matching);
-everything else to the word index, ranked by bm25.
-
-User text never reaches `MATCH` raw: knowledge/search/sanitize.py turns it into quoted literal terms.
+What a person or the model types becomes literal terms (knowledge/search/sanitize.py), so no
+text reaches MATCH or a tsquery as syntax. The terms go to the backend of the database
+(knowledge/search/backends.py): knowledge/search/sqlite.py (FTS5) or knowledge/search/postgres.py.
+Both return the same results; common words are ranked through top lists (knowledge/search/top.py).
 
 Snippets (knowledge/search/snippets.py) are plain text with HIGHLIGHT_START / HIGHLIGHT_END control
-characters around the matched words — never HTML — so the template layer escapes the text and adds its own markup
-(`snippet_segments`), and the agent's tool renders them as `**word**` (`snippet_to_text`).
+characters around the matched words — never HTML — so the template layer escapes the text and adds
+its own markup (`snippet_segments`), and the agent's tool renders them as `**word**` (`snippet_to_text`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
-from datetime import UTC, date, datetime
+from collections.abc import Sequence
+from datetime import date, datetime
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Subquery
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from knowledge.models import ChatSession, Message
-from knowledge.search import postgres as search_pg
-from knowledge.search import results as search_results
-from knowledge.search import top as search_top
-from knowledge.search.plan import FTS_TABLE, MESSAGES, SESSIONS, Filters, Plan, plan_query
+from knowledge.search.backends import SearchBackend, backend
+from knowledge.search.filters import Filters
 from knowledge.search.results import (
-    SESSION_BATCH,
     ContextMessage,
     MessageHit,
+    RebuildCounts,
     SearchPage,
     SessionHit,
     SessionSummary,
-    first_per_session,
+    TitleHit,
 )
-from knowledge.search.sanitize import Term, parse_terms
-from knowledge.search.snippets import stem_snippet, substring_snippet
+from knowledge.search.sanitize import parse_groups, parse_terms
+from knowledge.search.titles import matching_sessions
 
+TITLE_HITS = 5  # sessions listed by title above a page of messages
 
-def _to_datetime(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    dt = value if isinstance(value, datetime) else parse_datetime(str(value))
-    if dt is not None and timezone.is_naive(dt):
-        dt = timezone.make_aware(dt, UTC)
-    return dt
-
-
-# -- query execution ----------------------------------------------------------------------------------
-#
-# Ranking is exact bm25: every hit is scored, as FTS5 must — except for a one-word query with
-# more than COUNT_CAP hits, which is ranked through the word's top list (knowledge/search/top.py):
-# its best hits by bm25 plus the newer ones; a page or a set of sessions it cannot fill from them
-# is ranked over every hit as below. The count stops at COUNT_CAP + 1 rows. Without filters,
-# neither the count nor the ranking touches the messages table; the message rows and snippets
-# are read for the final page only. For a query with many hits, the page is chosen by SQLite's
-# top-N sorter over bm25() (it keeps only offset + limit rows) — cheaper than ORDER BY rank, for
-# which FTS5 fully sorts every hit before the first row comes out; snippets then come from one
-# lookup of those rowids. With few hits, or with filters (which must see rows in rank order
-# until the page is full), one streaming query over ORDER BY rank does it all and computes
-# snippet() for the page rows only.
-
-
-def _count(cur: Any, plan: Plan, *, filtered: bool = True) -> int:
-    filtered = filtered and bool(plan.filter_where)
-    frm = plan.from_sql if filtered else plan.table
-    where = plan.where_sql if filtered else " AND ".join(plan.index_where)
-    params = plan.params if filtered else plan.index_params
-    cur.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {frm} WHERE {where} LIMIT %s)", [*params, search_results.COUNT_CAP + 1]
-    )
-    return int(cur.fetchone()[0])
-
-
-def _listed(
-    cur: Any, plan: Plan, terms: list[Term], need: int | None, word_hits: int | None = None
-) -> list[tuple[int, str]] | None:
-    """(message id, session id) of a common word's best hits that pass the filters, best first,
-    from its top list: every other hit ranks below all of them. `need`: the page's hits, or None
-    for as many as the list can tell. `word_hits`: the unfiltered capped count, when the caller
-    has it. None when no list applies."""
-    if plan.table != FTS_TABLE or len(terms) != 1 or plan.match is None:
-        return None
-    if word_hits is None:
-        word_hits = _count(cur, plan, filtered=False)
-    if word_hits <= search_results.COUNT_CAP:
-        return None
-    text = terms[0].text
-    # Filters may drop any of the list's hits: then all of them are read, not just the page's.
-    ids = search_top.ranked(cur, text, plan.match, need)
-    if not ids:
-        return None
-    join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if plan.needs_session else ""
-    cur.execute(
-        f"SELECT m.id, m.session_id FROM {MESSAGES} m{join} WHERE m.id IN (SELECT value FROM json_each(%s))"
-        + "".join(f" AND {cond}" for cond in plan.filter_where),
-        [json.dumps(ids), *plan.filter_params],
-    )
-    session_of = dict(cur.fetchall())
-    return [(mid, session_of[mid]) for mid in ids if mid in session_of]
-
-
-def _page(
-    cur: Any, plan: Plan, terms: list[Term], total: int, limit: int, offset: int
-) -> tuple[list[int], dict[int, str]]:
-    """The ids of one page of hits, best first, and the snippets already computed for them."""
-    t = plan.table
-    if plan.ranked and (plan.filter_where or total > search_results.COUNT_CAP):
-        if plan.filter_where:
-            listed = _listed(cur, plan, terms, None)
-        else:  # `total` is then the word's own capped count: not counted again
-            listed = _listed(cur, plan, terms, offset + limit, word_hits=total)
-        if listed is not None and len(listed) >= offset + limit:
-            return [mid for mid, _ in listed[offset : offset + limit]], {}
-    if plan.ranked and not plan.filter_where and total > search_results.COUNT_CAP:
-        cur.execute(
-            f"SELECT rowid FROM {t} WHERE {' AND '.join(plan.index_where)} ORDER BY bm25({t}) LIMIT %s OFFSET %s",
-            [*plan.index_params, limit, offset],
-        )
-        return [rowid for (rowid,) in cur.fetchall()], {}
-    snippet = "NULL" if plan.stems or not plan.snippet else plan.snippet
-    cur.execute(
-        f"SELECT {t}.rowid, {snippet} FROM {plan.from_sql} WHERE {plan.where_sql} "
-        f"ORDER BY {plan.order_sql} LIMIT %s OFFSET %s",
-        [*plan.params, limit, offset],
-    )
-    rows = cur.fetchall()
-    return [rowid for rowid, _ in rows], {rowid: snip for rowid, snip in rows if snip}
-
-
-def _message_rows(cur: Any, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    if not ids:
-        return {}
-    cur.execute(
-        "SELECT m.id, m.session_id, s.title, s.name, s.source, m.role, m.created_at, m.content "
-        f"FROM {MESSAGES} m JOIN {SESSIONS} s ON s.id = m.session_id "
-        f"WHERE m.id IN ({', '.join(['%s'] * len(ids))})",
-        ids,
-    )
-    return {row[0]: row for row in cur.fetchall()}
-
-
-def _fts_snippets(cur: Any, plan: Plan, ids: list[int]) -> dict[int, str]:
-    """snippet() for these rowids (each must exist: external content is read for it)."""
-    if not ids or plan.snippet is None or plan.match is None:
-        return {}
-    cur.execute(
-        f"SELECT rowid, {plan.snippet} FROM {plan.table} WHERE {plan.table} MATCH %s "
-        f"AND rowid IN ({', '.join(['%s'] * len(ids))})",
-        [plan.match, *ids],
-    )
-    return {rowid: snip for rowid, snip in cur.fetchall() if snip}
-
-
-# -- public API ---------------------------------------------------------------------------------------
+__all__ = [
+    "ContextMessage",
+    "Filters",
+    "MessageHit",
+    "RebuildCounts",
+    "SearchBackend",
+    "SearchPage",
+    "SessionHit",
+    "SessionSummary",
+    "TitleHit",
+    "backend",
+    "matching_ids_sql",
+    "messages_around",
+    "rebuild_index",
+    "recent_sessions",
+    "search_messages",
+    "search_sessions",
+]
 
 
 def search_messages(
@@ -173,43 +67,18 @@ def search_messages(
     exclude_session_id: str | None = None,
     session_id: str | None = None,
 ) -> SearchPage:
-    """One page of matching messages, best first (exact bm25), with a capped total count."""
+    """One page of matching messages, best first, with a capped total count."""
     terms = parse_terms(query or "")
     if not terms:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    limit, offset = max(1, limit), max(0, offset)
-    if connection.vendor == "postgresql":
-        return search_pg.search_messages(query, terms, filters, limit, offset)
-    plan = plan_query(terms, filters)
-    rows: dict[int, tuple[Any, ...]] = {}
-    ids: list[int] = []
-    snippets: dict[int, str] = {}
-    with connection.cursor() as cur:
-        total = _count(cur, plan)
-        if total > min(offset, search_results.COUNT_CAP):  # a capped count says nothing about deep pages
-            ids, snippets = _page(cur, plan, terms, total, limit, offset)
-            rows = _message_rows(cur, ids)
-            ids = [i for i in ids if i in rows]  # an index entry without its message: skip it
-            for i in ids:
-                if i not in snippets and (cut := stem_snippet(rows[i][7], plan.stems)):
-                    snippets[i] = cut
-            snippets.update(_fts_snippets(cur, plan, [i for i in ids if i not in snippets]))
-    results = []
-    for mid in ids:
-        _, sid, title, name, source, role, created, content = rows[mid]
-        results.append(
-            MessageHit(
-                message_id=mid,
-                session_id=sid,
-                session_title=title or name or "New chat",
-                source=source,
-                role=role,
-                created_at=_to_datetime(created),
-                snippet=snippets.get(mid) or substring_snippet(content, plan.needles),
-            )
+    page = backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), parse_groups(query))
+    if offset <= 0 and not (roles or date_from or date_to):  # titles have no role and no time of their own
+        found = matching_sessions(
+            query, limit=TITLE_HITS, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
         )
-    return SearchPage.capped(query, results, total)
+        page.titles = found
+    return page
 
 
 def search_sessions(
@@ -230,64 +99,40 @@ def search_sessions(
         return []
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     limit = max(1, limit)
-    if connection.vendor == "postgresql":
-        best, snippets = search_pg.best_per_session(terms, filters, limit)
-    else:
-        best, snippets = _best_per_session(plan_query(terms, filters), terms, limit)
+    best, snippets = backend().best_per_session(terms, filters, limit, parse_groups(query))
+    titled: list[TitleHit] = []
+    if not (roles or date_from or date_to):  # titles have no role and no time of their own
+        titled = matching_sessions(
+            query, limit=limit, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
+        )
+    message_of = dict(best)
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
+    # A matching title ranks its session first (the person or the model named it so), then the
+    # sessions ranked by their best message.
+    ranked = [(t.session_id, t.title, t.source, t.started_at, t.updated_at, "title") for t in titled] + [
+        (sid, s.display_title, s.source, s.started_at, s.updated_at, "message")
+        for sid, _ in best
+        if (s := sessions.get(sid)) is not None  # None: deleted between the two queries
+    ]
     hits: list[SessionHit] = []
-    for sid, mid in best:
-        s = sessions.get(sid)
-        if s is None:  # deleted between the two queries
+    for sid, title, source, started, updated, matched in ranked:
+        if len(hits) == limit or any(h.session_id == sid for h in hits):
             continue
+        mid = message_of.get(sid, 0)
         hits.append(
             SessionHit(
                 session_id=sid,
-                title=s.display_title,
-                source=s.source,
-                started_at=s.started_at,
-                updated_at=s.updated_at,
+                title=title,
+                source=source,
+                started_at=started,
+                updated_at=updated,
                 message_id=mid,
                 snippet=snippets.get(mid, ""),
-                context=messages_around(sid, mid, before=context, after=context),
+                context=messages_around(sid, mid, before=context, after=context if mid else 2 * context),
+                matched=matched,
             )
         )
     return hits
-
-
-def _streamed(cur: Any) -> Iterator[tuple[int, str]]:
-    while batch := cur.fetchmany(SESSION_BATCH):
-        yield from ((mid, sid) for sid, mid in batch)
-
-
-def _best_per_session(plan: Plan, terms: list[Term], limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
-    with connection.cursor() as cur:
-        listed = _listed(cur, plan, terms, None)
-        best = first_per_session(listed or [], limit)
-        if len(best) < limit:
-            # Hits stream in rank order (all of them scored, as FTS5 does for ORDER BY rank); the
-            # first hit of a session is its best one, so reading stops once `limit` sessions are
-            # found — no GROUP BY over every hit's message row.
-            cur.execute(
-                f"SELECT m.session_id, m.id FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.order_sql}",
-                plan.params,
-            )
-            best = first_per_session(_streamed(cur), limit)
-        snippets = _snippets_for(cur, plan, [mid for _, mid in best])
-    return best, snippets
-
-
-def _snippets_for(cur: Any, plan: Plan, message_ids: list[int]) -> dict[int, str]:
-    found: dict[int, str] = {}
-    if plan.stems:
-        for m in Message.objects.filter(id__in=message_ids).only("id", "content"):
-            if cut := stem_snippet(m.content, plan.stems):
-                found[m.id] = cut
-    found.update(_fts_snippets(cur, plan, [mid for mid in message_ids if mid not in found]))
-    missing = [mid for mid in message_ids if mid not in found]
-    for m in Message.objects.filter(id__in=missing).only("id", "content"):
-        found[m.id] = substring_snippet(m.content, plan.needles or [])
-    return found
 
 
 def messages_around(session_id: str, message_id: int, *, before: int = 2, after: int = 2) -> list[ContextMessage]:
@@ -333,10 +178,9 @@ def matching_ids_sql(query: str) -> tuple[str, list[Any]] | None:
     """SQL selecting the ids of the messages the full-text index matches for `query` (to filter
     a queryset, e.g. the admin's message search), or None when it has nothing to search for."""
     terms = parse_terms(query or "")
-    if not terms:
-        return None
-    if connection.vendor == "postgresql":
-        pg = search_pg.plan(terms, Filters())
-        return f"SELECT m.id FROM {pg.from_sql} WHERE {pg.where}", pg.all_params
-    plan = plan_query(terms, Filters())
-    return f"SELECT {plan.table}.rowid FROM {plan.table} WHERE {' AND '.join(plan.index_where)}", plan.index_params
+    return backend().matching_ids_sql(terms, parse_groups(query)) if terms else None
+
+
+def rebuild_index(cursor: Any, *, optimize: bool = False) -> RebuildCounts:
+    """Recreate missing search objects, recompute every entry and remake the top lists."""
+    return backend().rebuild(cursor, optimize=optimize)

@@ -1,5 +1,5 @@
-"""Planning a search: which FTS5 index a query goes to, and the SQL pieces for its terms and
-filters (used by knowledge/search/__init__.py, which runs them).
+"""Planning a search on SQLite: which FTS5 index a query goes to, and the SQL pieces for its
+terms and filters (run by knowledge/search/sqlite.py).
 
 Queries with Chinese, Japanese, Korean, Thai… characters go to the trigram index (substring
 matching, 3+ characters through MATCH, shorter terms by a scan of the small trigram table);
@@ -8,69 +8,21 @@ everything else to the word index, ranked by bm25.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.db import connection
-from django.utils import timezone
-
-from knowledge.models import ChatSession, Message
-from knowledge.search.sanitize import Term, quote_term
+from knowledge.search.filters import Filters, filter_sql
+from knowledge.search.sanitize import Term, match_expression, quote_term
+from knowledge.search.schema import FTS, MESSAGES, SESSIONS, TRIGRAM
 from knowledge.search.snippets import ELLIPSIS, query_stems
 
-# Table names come from the models; the two indexes are created by knowledge 0003_search_index.
-MESSAGES = Message._meta.db_table
-SESSIONS = ChatSession._meta.db_table
-FTS_TABLE = f"{MESSAGES}_fts"
-TRIGRAM_TABLE = f"{MESSAGES}_trigram"
+FTS_TABLE = FTS
+TRIGRAM_TABLE = TRIGRAM
 SNIPPET_TOKENS = 16
+# A word of the message (its text, tool name or tool calls) starts with a prefix term (GLOB
+# pattern `*[^a-z0-9]start*`): the exact check behind FTS5's stemmed prefix query.
+PREFIX_CHECK = "lower(' ' || m.content || ' ' || m.tool_name || ' ' || coalesce(m.tool_calls, '')) GLOB %s"
 _TRIGRAM_MIN = 3  # the trigram tokenizer cannot match anything shorter
-
-
-@dataclass
-class Filters:
-    date_from: date | datetime | None = None
-    date_to: date | datetime | None = None
-    roles: Sequence[str] | None = None
-    sources: Sequence[str] | None = None
-    exclude_session_id: str | None = None
-    session_id: str | None = None
-
-
-def _bound(value: date | datetime, *, end: bool) -> str:
-    """A stored-format timestamp; a plain date means the whole day (local time)."""
-    if not isinstance(value, datetime):
-        value = datetime.combine(value + timedelta(days=1) if end else value, time.min)
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value)
-    return str(connection.ops.adapt_datetimefield_value(value))
-
-
-def filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
-    where: list[str] = []
-    params: list[Any] = []
-    if f.date_from is not None:
-        where.append("m.created_at >= %s")
-        params.append(_bound(f.date_from, end=False))
-    if f.date_to is not None:
-        # A datetime bound is inclusive; a date bound covers that whole day.
-        where.append("m.created_at <= %s" if isinstance(f.date_to, datetime) else "m.created_at < %s")
-        params.append(_bound(f.date_to, end=True))
-    if f.roles:
-        where.append(f"m.role IN ({', '.join(['%s'] * len(f.roles))})")
-        params.extend(f.roles)
-    if f.sources:
-        where.append(f"s.source IN ({', '.join(['%s'] * len(f.sources))})")
-        params.extend(f.sources)
-    if f.exclude_session_id:
-        where.append("m.session_id <> %s")
-        params.append(f.exclude_session_id)
-    if f.session_id:
-        where.append("m.session_id = %s")
-        params.append(f.session_id)
-    return where, params
 
 
 @dataclass
@@ -118,15 +70,51 @@ def _snippet_sql(table: str) -> str:
     return f"snippet({table}, -1, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS})"
 
 
-def plan_query(terms: list[Term], filters: Filters) -> Plan:
+def _short_condition(term: str) -> tuple[str, list[Any]]:
+    cond = (
+        f"(instr(lower({TRIGRAM_TABLE}.content), lower(%s)) > 0"
+        f" OR instr(lower(coalesce({TRIGRAM_TABLE}.tool_args, '')), lower(%s)) > 0)"
+    )
+    return cond, [term, term]
+
+
+def _any_of_scanned(groups: list[list[Term]]) -> tuple[str, list[Any]]:
+    """Alternatives with a term too short for a trigram: every term by a scan of the trigram table."""
+    ors: list[str] = []
+    params: list[Any] = []
+    for group in groups:
+        conds = [_short_condition(t.text) for t in group]
+        ors.append("(" + " AND ".join(c for c, _ in conds) + ")")
+        params += [p for _, ps in conds for p in ps]
+    return "(" + " OR ".join(ors) + ")", params
+
+
+def plan_query(terms: list[Term], filters: Filters, groups: list[list[Term]] | None = None) -> Plan:
+    """`groups`: the alternatives of an OR query (terms is then all of their terms)."""
     where, params = filter_sql(filters)
-    needs_session = bool(filters.sources)
+    needs_session = filters.needs_session
+    alternatives = groups if groups and len(groups) > 1 else None
     if not any(t.unsegmented for t in terms):
-        words = " ".join(quote_term(t.text) for t in terms)
+        words = match_expression(alternatives or [terms])
+        if not alternatives:  # with OR, a prefix's check would bind the other alternatives too
+            for start in filter(None, (t.prefix_filter for t in terms)):
+                where.append(PREFIX_CHECK)
+                params.append(f"*[^a-z0-9]{start}*")
         return Plan(
             FTS_TABLE, [f"{FTS_TABLE} MATCH %s"], [words], where, params, needs_session,
-            _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms),
+            _snippet_sql(FTS_TABLE), [], words, query_stems(t.text for t in terms if not t.prefix),
         )  # fmt: skip
+    if alternatives:
+        if all(len(t.text) >= _TRIGRAM_MIN for t in terms):
+            either = match_expression(alternatives)
+            return Plan(
+                TRIGRAM_TABLE, [f"{TRIGRAM_TABLE} MATCH %s"], [either], where, params, needs_session,
+                _snippet_sql(TRIGRAM_TABLE), [], either,
+            )  # fmt: skip
+        cond, cond_params = _any_of_scanned(alternatives)
+        return Plan(
+            TRIGRAM_TABLE, [cond], cond_params, where, params, needs_session, None, [t.text for t in terms], None
+        )
     # Trigram index: terms of 3+ characters through MATCH (substring), shorter ones by a
     # scan of the trigram table, which holds only the messages with non-ASCII text.
     long_terms = [t.text for t in terms if len(t.text) >= _TRIGRAM_MIN]
@@ -138,11 +126,9 @@ def plan_query(terms: list[Term], filters: Filters) -> Plan:
         pre.append(f"{TRIGRAM_TABLE} MATCH %s")
         pre_params.append(match)
     for term in short_terms:
-        pre.append(
-            f"(instr(lower({TRIGRAM_TABLE}.content), lower(%s)) > 0"
-            f" OR instr(lower(coalesce({TRIGRAM_TABLE}.tool_args, '')), lower(%s)) > 0)"
-        )
-        pre_params.extend([term, term])
+        cond, cond_params = _short_condition(term)
+        pre.append(cond)
+        pre_params.extend(cond_params)
     return Plan(
         TRIGRAM_TABLE, pre, pre_params, where, params, needs_session,
         _snippet_sql(TRIGRAM_TABLE) if match else None,

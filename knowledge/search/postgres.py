@@ -1,5 +1,5 @@
-"""Full-text search on PostgreSQL: the same results as the FTS5 path (knowledge/search/__init__.py),
-from the index of knowledge 0011_postgres_search_table_issue18.
+"""Full-text search on PostgreSQL: the same results as the FTS5 backend (knowledge/search/sqlite.py),
+from the index described in knowledge/search/schema.py.
 
 Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
 no stop words, accents folded), one per literal term from the same sanitiser (knowledge/search/sanitize.py),
@@ -9,7 +9,7 @@ filters apply to it as to a message; only the page's rows are then read from `kn
 Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
 ranked the same in the tests). A one-word query with more hits than the count cap is ranked
 through the word's top list (knowledge/search/top.py), which also proves its count past the cap
-without reading a heap page per hit (knowledge 0015). Queries with Chinese,
+without reading a heap page per hit. Queries with Chinese,
 Japanese, Korean… characters are substring matches on `search_text`, served by a pg_trgm GIN
 index, newest first, as the FTS5 trigram path. Snippets are cut in Python from the
 page's content (knowledge/search/snippets.py), with `ts_headline` as the fallback for hits in tool
@@ -18,16 +18,18 @@ names or arguments.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
 
 from knowledge.search import results as search_results
+from knowledge.search import schema
 from knowledge.search import top as search_top
 from knowledge.search import top_postgres as search_top_pg
-from knowledge.search.plan import Filters, filter_sql
-from knowledge.search.results import MessageHit, SearchPage, first_per_session
+from knowledge.search.filters import Filters, filter_sql
+from knowledge.search.results import MessageHit, RebuildCounts, SearchPage, first_per_session
 from knowledge.search.sanitize import Term
 from knowledge.search.snippets import (
     ELLIPSIS,
@@ -82,20 +84,63 @@ def _like(term: str) -> str:
     return f"%{escaped}%"
 
 
-def plan(terms: list[Term], filters: Filters) -> PgPlan:
+# A word of the message (its text, tool calls or tool name) starts with a prefix term: the exact
+# check behind the stemmed prefix tsquery (as on SQLite: knowledge/search/plan.py).
+PREFIX_CHECK = (
+    "EXISTS (SELECT 1 FROM knowledge_message x WHERE x.id = m.id"
+    " AND (x.search_text || ' ' || lower(x.tool_name) || ' ' || lower(coalesce(x.tool_calls::text, ''))) ~ %s)"
+)
+# A prefix term as tsquery text: its words quoted (letters and digits only, so nothing typed is
+# syntax), the last one a prefix, and — as on SQLite — also one letter shorter.
+PREFIX_TSQUERY = f"to_tsquery('{CONFIG}', %s)"
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _tsquery(groups: list[list[Term]]) -> str:
+    ands = [" && ".join(PREFIX_TSQUERY if t.prefix else TSQUERY for t in g) for g in groups]
+    return ands[0] if len(ands) == 1 else " || ".join(f"({a})" for a in ands)
+
+
+def _tsquery_text(term: Term) -> str:
+    """The parameter of a term's tsquery: its text, or for a prefix the to_tsquery text."""
+    if not term.prefix:
+        return term.text
+    words = _WORDS.findall(term.text) or ["_"]
+    head = "".join(f"'{w}' <-> " for w in words[:-1])
+    last = words[-1]
+    alternatives = [f"{head}'{last}':*"] + (
+        [f"{head}'{last[:-1]}':*"] if len(term.text) >= 4 and term.text.isalnum() else []
+    )
+    return " | ".join(f"({a})" for a in alternatives)
+
+
+def _any_of(groups: list[list[Term]], one: str) -> str:
+    """SQL of alternatives (OR) of terms that must all match (AND), `one` the SQL of a term."""
+    ands = [" && ".join(one for _ in g) if one == TSQUERY else " AND ".join(one for _ in g) for g in groups]
+    joiner = " || " if one == TSQUERY else " OR "
+    return ands[0] if len(ands) == 1 else joiner.join(f"({a})" for a in ands)
+
+
+def plan(terms: list[Term], filters: Filters, groups: list[list[Term]] | None = None) -> PgPlan:
+    """`groups`: the alternatives of an OR query (terms is then all of their terms)."""
     where, params = filter_sql(filters)
-    needs_session = bool(filters.sources)
+    needs_session = filters.needs_session
+    groups = groups if groups and len(groups) > 1 else [terms]
+    ordered = [t for g in groups for t in g]  # the parameters, in the order of the SQL
     if any(t.unsegmented for t in terms):
-        subs = ["m.search_text LIKE %s" for _ in terms]
+        subs = [f"({_any_of(groups, 'm.search_text LIKE %s')})"]
         return PgPlan(
-            "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in terms] + params, None, None, [],
+            "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in ordered] + params, None, None, [],
             needs_session, [t.text for t in terms], frozenset(),
         )  # fmt: skip
-    tsquery = " && ".join(TSQUERY for _ in terms)
+    if len(groups) == 1:  # with OR, a prefix's check would bind the other alternatives too
+        for start in filter(None, (t.prefix_filter for t in terms)):
+            where.append(PREFIX_CHECK)
+            params.append("(^|[^a-z0-9])" + re.sub(r"([^a-z0-9])", r"\\\1", start))
     return PgPlan(
         "knowledge_message_search", " AND ".join(["m.search_vector @@ tsq.q", *where]), params,
-        rank("m.search_vector", "tsq.q"), tsquery, [t.text for t in terms], needs_session, [],
-        query_stems(t.text for t in terms),
+        rank("m.search_vector", "tsq.q"), _tsquery(groups), [_tsquery_text(t) for t in ordered], needs_session, [],
+        query_stems(t.text for t in terms if not t.prefix),
     )  # fmt: skip
 
 
@@ -130,12 +175,12 @@ def _count(cur: Any, p: PgPlan) -> int:
 
 def _one_word(p: PgPlan, terms: list[Term]) -> bool:
     """A query a top list can rank (knowledge/search/top.py): one ranked word or phrase."""
-    return p.rank is not None and len(terms) == 1
+    return p.rank is not None and len(terms) == 1 and not terms[0].prefix
 
 
 def _word_count(cur: Any, terms: list[Term]) -> int:
     """The capped count of a one-word query's hits without filters: past the cap when the word's
-    top list proves it (knowledge 0015), as counting would — counting reads a heap page per hit."""
+    top list proves it, as counting would — counting reads a heap page per hit."""
     if search_top_pg.hits_at_least(cur, terms[0].text) > search_results.COUNT_CAP:
         return search_results.COUNT_CAP + 1
     return _count(cur, plan(terms, Filters()))
@@ -145,7 +190,7 @@ def _list_ids(cur: Any, terms: list[Term], need: int | None, total: int) -> list
     """A common word's best hits (`total`: its capped count) from its top list, or None."""
     if total <= search_results.COUNT_CAP:
         return None
-    return search_top.ranked(cur, terms[0].text, terms[0].text, need) or None
+    return search_top.ranked(cur, search_top_pg, terms[0].text, terms[0].text, need) or None
 
 
 def _listed(cur: Any, p: PgPlan, terms: list[Term], filters: Filters) -> list[tuple[int, str]] | None:
@@ -186,8 +231,10 @@ def _page(
     return [mid for (mid,) in cur.fetchall()]
 
 
-def search_messages(query: str, terms: list[Term], filters: Filters, limit: int, offset: int) -> SearchPage:
-    p = plan(terms, filters)
+def search_messages(
+    query: str, terms: list[Term], filters: Filters, limit: int, offset: int, groups: list[list[Term]] | None = None
+) -> SearchPage:
+    p = plan(terms, filters, groups)
     with connection.cursor() as cur:
         filtered = bool(filter_sql(filters)[0])
         total = _word_count(cur, terms) if _one_word(p, terms) and not filtered else _count(cur, p)
@@ -210,9 +257,11 @@ def search_messages(query: str, terms: list[Term], filters: Filters, limit: int,
     return SearchPage.capped(query, results, total)
 
 
-def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[list[tuple[str, int]], dict[int, str]]:
+def best_per_session(
+    terms: list[Term], filters: Filters, limit: int, groups: list[list[Term]] | None = None
+) -> tuple[list[tuple[str, int]], dict[int, str]]:
     """(session id, best message id) for the `limit` best sessions, and those messages' snippets."""
-    p = plan(terms, filters)
+    p = plan(terms, filters, groups)
     with connection.cursor() as cur:
         listed = _listed(cur, p, terms, filters)
         best = first_per_session(listed or [], limit)
@@ -227,3 +276,42 @@ def best_per_session(terms: list[Term], filters: Filters, limit: int) -> tuple[l
         cur.execute("SELECT id, content FROM knowledge_message WHERE id = ANY(%s)", [[mid for _, mid in best]])
         snippets = snippets_for(cur, p, dict(cur.fetchall()))
     return best, snippets
+
+
+def matching_ids_sql(terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+    p = plan(terms, Filters(), groups)
+    return f"SELECT m.id FROM {p.from_sql} WHERE {p.where}", p.all_params
+
+
+def rebuild(cur: Any, *, optimize: bool = False) -> RebuildCounts:
+    """`optimize` is FTS5's segment merge: PostgreSQL's indexes are built whole here anyway."""
+    count = schema.rebuild_postgres(cur)
+    return RebuildCounts(count, search_top.rebuild_lists(cur, search_top_pg))
+
+
+class PostgresSearch:
+    """The PostgreSQL backend (knowledge/search/backends.py)."""
+
+    top: search_top.TopLists = search_top_pg
+
+    def search_messages(
+        self,
+        query: str,
+        terms: list[Term],
+        filters: Filters,
+        limit: int,
+        offset: int,
+        groups: list[list[Term]] | None = None,
+    ) -> SearchPage:
+        return search_messages(query, terms, filters, limit, offset, groups)
+
+    def best_per_session(
+        self, terms: list[Term], filters: Filters, limit: int, groups: list[list[Term]] | None = None
+    ) -> tuple[list[tuple[str, int]], dict[int, str]]:
+        return best_per_session(terms, filters, limit, groups)
+
+    def matching_ids_sql(self, terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+        return matching_ids_sql(terms, groups)
+
+    def rebuild(self, cur: Any, *, optimize: bool = False) -> RebuildCounts:
+        return rebuild(cur, optimize=optimize)

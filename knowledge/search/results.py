@@ -4,11 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 COUNT_CAP = 1000  # counting every hit of a common word over 1M rows costs more than it tells
 SESSION_BATCH = 64  # ranked hits read at a time while collecting distinct sessions
 RankedHit = tuple[int, tuple[float, int]]  # a message id and its sort key (lower ranks first)
+
+
+def to_datetime(value: Any) -> datetime | None:
+    """A timestamp as a raw query returns it (a string on SQLite), aware."""
+    if value is None:
+        return None
+    dt = value if isinstance(value, datetime) else parse_datetime(str(value))
+    if dt is not None and timezone.is_naive(dt):
+        dt = timezone.make_aware(dt, UTC)
+    return dt
 
 
 @dataclass
@@ -23,12 +37,24 @@ class MessageHit:
 
 
 @dataclass
+class TitleHit:
+    """A session whose title matches the query (knowledge/search/titles.py)."""
+
+    session_id: str
+    title: str
+    source: str
+    updated_at: datetime | None
+    started_at: datetime | None = None
+
+
+@dataclass
 class SearchPage:
     query: str
     results: list[MessageHit]
     total: int  # capped at COUNT_CAP
     total_capped: bool  # True: "COUNT_CAP+" matches
     searchable: bool = True  # False when the query had nothing to search for
+    titles: list[TitleHit] = field(default_factory=list)  # sessions titled so, on the first page
 
     @classmethod
     def capped(cls, query: str, results: list[MessageHit], total: int) -> SearchPage:
@@ -57,9 +83,10 @@ class SessionHit:
     source: str
     started_at: datetime | None
     updated_at: datetime | None
-    message_id: int
+    message_id: int  # its best-matching message, or 0 when only the title matches
     snippet: str
     context: list[ContextMessage] = field(default_factory=list)
+    matched: str = "message"  # "title": the session's title matches the query
 
 
 @dataclass
@@ -85,3 +112,13 @@ def first_per_session(hits: Iterable[tuple[int, str]], limit: int) -> list[tuple
             if len(best) == limit:
                 break
     return best
+
+
+@dataclass
+class RebuildCounts:
+    """What `rebuild_search_index` did: messages indexed, top lists made, and (SQLite) how many
+    messages the trigram index holds."""
+
+    messages: int
+    lists: int
+    trigram: int | None = None

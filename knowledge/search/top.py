@@ -29,11 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from django.db import connection
-
 from knowledge.search import results as search_results
-from knowledge.search import top_postgres as search_top_pg
-from knowledge.search import top_sqlite as search_top_fts
 from knowledge.search.results import RankedHit
 from knowledge.search.sanitize import Term
 
@@ -42,8 +38,9 @@ SLACK = 20  # extra list entries read, so a few deleted messages do not force a 
 TAIL_MAX = 2000  # newer hits than this (ranked at each search, ~1 ms) and the list is remade
 
 
-class Backend(Protocol):
-    """One database's SQL for the lists (`query`: what its word index matches one word with)."""
+class TopLists(Protocol):
+    """One database's SQL for the lists (`query`: what its word index matches one word with);
+    each search backend (knowledge/search/backends.py) has one."""
 
     def token(self, cur: Any, text: str) -> str | None: ...
     def query_of(self, tok: str) -> str: ...
@@ -56,11 +53,7 @@ class Backend(Protocol):
     def common(self, cur: Any, cap: int) -> list[str]: ...
 
 
-def backend() -> Backend:
-    return search_top_pg if connection.vendor == "postgresql" else search_top_fts
-
-
-def _store(cur: Any, sql: Backend, tok: str, query: str) -> list[RankedHit]:
+def _store(cur: Any, sql: TopLists, tok: str, query: str) -> list[RankedHit]:
     """Rank all hits of the word exactly and keep the best TOP_SIZE as its list."""
     upto = sql.newest(cur)
     ranked = sql.exact(cur, query, TOP_SIZE)
@@ -68,7 +61,7 @@ def _store(cur: Any, sql: Backend, tok: str, query: str) -> list[RankedHit]:
     return ranked
 
 
-def _from_list(cur: Any, sql: Backend, query: str, upto: int, ids: list[int], need: int) -> list[RankedHit] | None:
+def _from_list(cur: Any, sql: TopLists, query: str, upto: int, ids: list[int], need: int) -> list[RankedHit] | None:
     """The best `need` hits from the list and the newer hits, or None when the list cannot tell."""
     wanted = ids[: need + SLACK]
     hits = sql.candidates(cur, query, upto, wanted)
@@ -78,11 +71,10 @@ def _from_list(cur: Any, sql: Backend, query: str, upto: int, ids: list[int], ne
     return sorted(hits, key=lambda hit: hit[1])[:need]
 
 
-def ranked_page(cur: Any, text: str, query: str, limit: int, offset: int) -> list[int] | None:
+def ranked_page(cur: Any, sql: TopLists, text: str, query: str, limit: int, offset: int) -> list[int] | None:
     """Ids of one page of hits for the one word `text` (matched by the backend's `query`), best
     first, through the word's list; None when the page is beyond it or the word has no single token."""
     need = offset + limit
-    sql = backend()
     tok = sql.token(cur, text)
     if tok is None or need > TOP_SIZE:
         return None
@@ -93,19 +85,18 @@ def ranked_page(cur: Any, text: str, query: str, limit: int, offset: int) -> lis
     return [mid for mid, _ in hits[offset:need]]
 
 
-def ranked(cur: Any, text: str, query: str, need: int | None = None) -> list[int] | None:
+def ranked(cur: Any, sql: TopLists, text: str, query: str, need: int | None = None) -> list[int] | None:
     """The word's best `need` hits; with None, as many as its list can tell (for filters and
     sessions, which may skip any of them) — a few deleted entries do not force a remake."""
-    return ranked_page(cur, text, query, max(1, TOP_SIZE - SLACK) if need is None else need, 0)
+    return ranked_page(cur, sql, text, query, max(1, TOP_SIZE - SLACK) if need is None else need, 0)
 
 
-def rebuild_lists(cur: Any) -> int:
+def rebuild_lists(cur: Any, sql: TopLists) -> int:
     """Make the list of every token with more than COUNT_CAP hits (after a bulk load or an index
     rebuild); returns how many. Only tokens that the backend's query of the token matches exactly
     get one here (a stemmer does not always return a stem unchanged); a search makes the others.
     Runs of Chinese, Japanese… text, which the word index keeps as tokens, get none: their
     searches go to the substring index."""
-    sql = backend()
     sql.clear(cur)
     made = 0
     for tok in sql.common(cur, search_results.COUNT_CAP):

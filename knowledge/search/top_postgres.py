@@ -1,7 +1,7 @@
 """The SQL of the top lists on PostgreSQL (the policy is knowledge/search/top.py), and how the
 word index is matched and ranked there (shared with knowledge/search/postgres.py, which runs searches).
 
-A list lives in `knowledge_message_search_top` (knowledge 0015): the word's lexeme under the
+A list lives in `knowledge_message_search_top` (knowledge/search/schema.py): the word's lexeme under the
 `hermes` configuration (to_tsvector's, as the index stores it), `upto` and its message ids.
 Hits are ranked by ts_rank, best first, ties to the newest — search_pg's order. ts_rank reads
 only the message's own vector (no collection statistics), so on PostgreSQL a list drifts only
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from knowledge.search.results import RankedHit
+from knowledge.search.schema import CONFIG, PG_REMOVED, PG_SEARCH, PG_TOP
 
-CONFIG = "hermes"  # the text search configuration of the index (knowledge 0011)
 TSQUERY = f"phraseto_tsquery('{CONFIG}', %s)"  # one literal term: nothing typed is tsquery syntax
 
 
@@ -27,9 +27,9 @@ def rank(vector: str, query: str) -> str:
     return f"ts_rank({vector}, {query}, 1)"
 
 
-SEARCH_TABLE = "knowledge_message_search"
-TOP_TABLE = f"{SEARCH_TABLE}_top"
-REMOVED_TABLE = f"{SEARCH_TABLE}_removed"
+SEARCH_TABLE = PG_SEARCH
+TOP_TABLE = PG_TOP
+REMOVED_TABLE = PG_REMOVED
 
 
 # The lexeme of a one-word text (a word repeated, "foo foo", is a phrase: two positions).
@@ -95,8 +95,8 @@ def _literal(tok: str) -> str:
 
 
 def save(cur: Any, tok: str, upto: int, ids: list[int]) -> None:
-    """Store the list with the word's hits and the removals so far (knowledge 0015: their
-    difference bounds the word's hits from below)."""
+    """Store the list with the word's hits and the removals so far (their difference bounds the
+    word's hits from below: knowledge/search/schema.py)."""
     # One statement, one snapshot: the count and the removals describe the same moment.
     cur.execute(
         f"INSERT INTO {TOP_TABLE} (token, upto, ids, removed, hits)"

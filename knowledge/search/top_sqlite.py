@@ -1,6 +1,6 @@
 """The SQL of the top lists on SQLite FTS5 (the policy is knowledge/search/top.py).
 
-A list lives in `knowledge_message_fts_top` (knowledge 0012): the word's token, `upto` and its
+A list lives in `knowledge_message_fts_top` (knowledge/search/schema.py): the word's token, `upto` and its
 message ids as JSON. Hits are ranked by bm25 (lower is better). The token is read from FTS5's
 own tokenizer through a temporary table of the connection — a Python stemmer disagrees with
 SQLite's porter on words like "as" or "technology".
@@ -14,13 +14,13 @@ from typing import Any
 
 from django.db import OperationalError, transaction
 
-from knowledge.search.plan import FTS_TABLE
 from knowledge.search.results import RankedHit
+from knowledge.search.schema import FTS as FTS_TABLE
+from knowledge.search.schema import FTS_TOP, TOKENIZE
 
 log = logging.getLogger(__name__)
 
-TOP_TABLE = f"{FTS_TABLE}_top"
-TOKENIZE = "porter unicode61 remove_diacritics 2"  # the word index's (knowledge 0003); a test checks they agree
+TOP_TABLE = FTS_TOP
 _TOKENS = "knowledge_query_tokens"  # temp: FTS5's tokenizer, applied to query words
 _ROWS = "knowledge_fts_rows"  # temp: the word index's per-token hit counts (fts5vocab 'row')
 

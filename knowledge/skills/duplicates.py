@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from knowledge.skills.format import SkillError, parse_skill_md
 from knowledge.skills.store import SkillStore
-from knowledge.verification.similarity import THRESHOLD, similarity
+from knowledge.verification.similarity import THRESHOLD, near_duplicate, similarity
 
 
 def _name_words(name: str) -> str:
@@ -22,7 +22,7 @@ def skill_duplicate(store: SkillStore, name: str, content: str) -> str | None:
         if info.name == name:
             continue  # the store refuses the same name itself
         same_name = similarity(_name_words(name), _name_words(info.name)) >= THRESHOLD
-        same_text = bool(description and info.description) and similarity(description, info.description) >= THRESHOLD
+        same_text = bool(description and info.description) and near_duplicate(description, info.description)
         if same_name or same_text:
             return (
                 f"Not created: skill '{info.name}' already covers this ({info.description[:160]!r}). "

@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from knowledge.fileio import atomic_write
-from knowledge.skills.format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, validate_skill_md
+from knowledge.skills.format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, read_placed_skill
+from knowledge.skills.threats import folder_threat
 
 # Marks a change whose `before` holds base64 (a binary supporting file) rather than text.
 
@@ -90,7 +91,7 @@ class SkillInfo:
     description: str = ""
     enabled: bool = True
     error: str = ""
-    warning: str = ""  # a limit the skill breaks but is still used with (issue 17.9)
+    warning: str = ""  # a limit the skill breaks but is still used with, as Hermes lists it
 
     @property
     def broken(self) -> bool:
@@ -132,15 +133,21 @@ def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> S
     info = SkillInfo(name=name, category=category, path=folder, enabled=name not in disabled)
     try:
         check_folder(info, root)
-        # Lenient, as Hermes lists them: an over-long description is truncated, not hidden.
-        parsed = validate_skill_md((folder / SKILL_FILE).read_text(encoding="utf-8"), name, lenient=True)
+        # As Hermes lists them: an over-long description is truncated, not hidden; the frontmatter
+        # name is the skill's name; a file without frontmatter is used with its folder's name.
+        parsed = read_placed_skill((folder / SKILL_FILE).read_text(encoding="utf-8"), name)
     except SkillError as exc:
         return replace(info, error=str(exc))
     except UnicodeDecodeError:
         return replace(info, error="SKILL.md is not valid UTF-8 text.")
     except OSError as exc:
         return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
-    return replace(info, description=parsed.description, warning=" ".join(parsed.warnings))
+    # What the model would read (name, SKILL.md, text files) is scanned as it is listed: a hit
+    # keeps the skill out of the index and skill_view, and the skills page shows why.
+    threat = folder_threat(parsed.name, category, [(SKILL_FILE, folder / SKILL_FILE), *supporting_files(folder)])
+    return replace(
+        info, name=parsed.name, description=parsed.description, warning=" ".join(parsed.warnings), error=threat
+    )
 
 
 def check_folder(info: SkillInfo, root: Path) -> None:

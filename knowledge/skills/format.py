@@ -1,4 +1,4 @@
-"""The SKILL.md format (SPEC §3, the open Agent Skills format) and skill path rules.
+"""The SKILL.md format (the open Agent Skills format) and skill path rules.
 
 Pure functions, no Django and no file system writes: the store, the tools, the importer and
 the skills page all validate through here, so a skill the UI accepts is one the agent accepts.
@@ -27,7 +27,7 @@ MAX_FILE_BYTES = 1024 * 1024
 # with a warning, as Hermes does; beyond this it is refused even then.
 MAX_LENIENT_SKILL_CHARS = MAX_FILE_BYTES
 SKILL_FILE = "SKILL.md"
-# The folders SPEC §3 names for supporting files. Any other file in a skill's folder is kept too
+# The folders the Agent Skills format names for supporting files. Any other file in a skill's folder is kept too
 # (LICENSE.txt, reference/, examples/, fonts: Agent Skills ship them and SKILL.md points at them).
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
 MAX_REL_PATH_CHARS = 500
@@ -202,6 +202,71 @@ def validate_skill_md(text: str, expected_name: str, *, lenient: bool = False) -
             f"frontmatter: 'name' is {parsed.name!r} but the skill is {expected_name!r}; they must be equal."
         )
     return parsed
+
+
+def first_paragraph(body: str) -> str:
+    """The first paragraph of prose in a body (headings and blank lines skipped), as one line."""
+    lines: list[str] = []
+    for line in body.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            if lines:
+                break
+            continue
+        lines.append(stripped)
+    return one_line(" ".join(lines))
+
+
+def read_placed_skill(text: str, folder_name: str) -> ParsedSkill:
+    """A SKILL.md found on disk (placed by hand, by Hermes or by an import), read as Hermes reads it.
+
+    Hermes lists a skill by its frontmatter name even when its folder is named otherwise (some
+    of its own bundled skills are), and uses a SKILL.md without frontmatter with the folder's
+    name and the first paragraph as description. Both are accepted here with a note, so a home
+    shared with Hermes offers the same skills. What the agent itself creates follows the
+    stricter Agent Skills rules (`validate_skill_md`).
+    """
+    stripped = text.removeprefix("\ufeff")
+    if not stripped.startswith("---"):
+        if len(stripped) > MAX_LENIENT_SKILL_CHARS:
+            raise SkillFormatError(
+                f"SKILL.md is {len(stripped):,} characters; the limit is {MAX_LENIENT_SKILL_CHARS:,}."
+            )
+        if not stripped.strip():
+            raise SkillFormatError("SKILL.md is empty.")
+        description = truncate_description(first_paragraph(stripped)) or folder_name
+        note = (
+            f"SKILL.md has no frontmatter: it is used as '{folder_name}' (its folder's name), described by its "
+            "first paragraph. Add a '---' block with name and description to describe it yourself."
+        )
+        return ParsedSkill(
+            frontmatter={},
+            body=stripped,
+            name=folder_name,
+            description=description,
+            warnings=[note, *_size_warnings(stripped, "")],
+        )
+    parsed = parse_skill_md(stripped, lenient=True)
+    if parsed.name == folder_name:
+        return parsed
+    note = f"Its frontmatter names it '{parsed.name}', and so it is listed and invoked; its folder is '{folder_name}'."
+    return ParsedSkill(
+        frontmatter=parsed.frontmatter,
+        body=parsed.body,
+        name=parsed.name,
+        description=parsed.description,
+        tags=parsed.tags,
+        warnings=[*parsed.warnings, note],
+    )
+
+
+def validate_existing(text: str, name: str, folder_name: str, *, lenient: bool) -> ParsedSkill:
+    """A new text for a skill already on disk: it keeps the name it is listed by. A skill placed
+    without frontmatter may stay without it (as Hermes keeps it); otherwise the rules of
+    `validate_skill_md`, lenient for a skill that already broke a limit."""
+    if name == folder_name and isinstance(text, str) and not text.removeprefix("\ufeff").startswith("---"):
+        return read_placed_skill(text, folder_name)
+    return validate_skill_md(text, name, lenient=lenient)
 
 
 def render_skill_md(frontmatter: dict[str, Any], body: str) -> str:

@@ -1,4 +1,4 @@
-"""Skill outcomes: verification after use (SPEC §10).
+"""Skill outcomes: verification after use (docs/BEHAVIOUR.md, Skills).
 
 Each use of a skill in a turn (a `/name` invocation or a `skill_view`) is recorded with how the
 turn went after the skill was loaded: a tool error, an interrupted answer, or the person's 👍/👎.

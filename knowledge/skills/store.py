@@ -1,4 +1,4 @@
-"""The skill store (SPEC §3): HERMES_HOME/skills/[<category>/]<name>/SKILL.md and its files.
+"""The skill store (docs/BEHAVIOUR.md, Skills): HERMES_HOME/skills/[<category>/]<name>/SKILL.md and its files.
 
 Files are the source of truth; this is the only code that writes them. Every mutation runs
 under an flock on skills/.lock (shared with other processes using the same home), writes
@@ -47,8 +47,10 @@ from knowledge.skills.format import (
     check_name,
     check_rel_path,
     one_line,
+    validate_existing,
     validate_skill_md,
 )
+from knowledge.skills.threats import check_text, check_write
 
 __all__ = ["SkillError", "SkillInfo", "SkillStore"]
 
@@ -73,7 +75,7 @@ class SkillStore:
         return root.resolve()
 
     def disabled_names(self) -> set[str]:
-        return set(self.config.get("skills", "disabled"))
+        return set(self.config.skills.disabled)
 
     def list(self) -> builtins.list[SkillInfo]:
         """Every skill folder, uncategorised first; broken ones carry their error."""
@@ -154,11 +156,12 @@ class SkillStore:
     def create(
         self, name: str, content: str, *, category: str = "", prov: Provenance | None = None, lenient: bool = False
     ) -> Path:
-        """A new skill; `lenient` (imports) accepts what Hermes lists with a warning (issue 17.9)."""
+        """A new skill; `lenient` (imports) accepts what Hermes lists with a warning."""
         prov = prov or Provenance()
         check_name(name)
         check_category(category)
         validate_skill_md(content, name, lenient=lenient)
+        check_text(f"the skill name '{name}'", f"{category} {name}")
         with self.locked():
             existing = self.find(name)
             if existing is not None:
@@ -184,11 +187,16 @@ class SkillStore:
             )
         return target
 
-    def edit(self, name: str, content: str, *, prov: Provenance | None = None) -> Path:
+    def check_edit(self, name: str, content: str) -> SkillInfo:
+        """The checks `edit` makes of a new SKILL.md, without writing (a form runs them first)."""
         check_name(name)
+        info = self._writable(name)
+        validate_existing(content, name, info.path.name, lenient=bool(info.warning))
+        return info
+
+    def edit(self, name: str, content: str, *, prov: Provenance | None = None) -> Path:
         with self.locked():
-            info = self._writable(name)
-            validate_skill_md(content, name, lenient=bool(info.warning))
+            info = self.check_edit(name, content)
             target = info.path / SKILL_FILE
             self._write(name, target, content.encode("utf-8"), "edit", prov or Provenance())
         return target
@@ -231,7 +239,7 @@ class SkillStore:
             if rel is None:
                 try:
                     # A skill listed over a limit (imported from Hermes) can still be patched.
-                    validate_skill_md(new_text, name, lenient=bool(info.warning))
+                    validate_existing(new_text, name, info.path.name, lenient=bool(info.warning))
                 except SkillError as exc:
                     raise SkillError(f"The patch would break SKILL.md, so it was not applied: {exc}") from exc
             data = new_text.encode("utf-8")
@@ -315,7 +323,7 @@ class SkillStore:
             # Re-read under the lock so a concurrent settings change or toggle is not overwritten;
             # save_changes touches only skills.disabled and keeps the rest of the file (Hermes' keys).
             current = hermes_config.load(self.config.home)
-            disabled = [n for n in current.get("skills", "disabled") if n != name]
+            disabled = [n for n in current.skills.disabled if n != name]
             if not enabled:
                 disabled.append(name)
             self.config = hermes_config.save_changes({"skills.disabled": disabled}, self.config.home)
@@ -360,6 +368,7 @@ class SkillStore:
         return safe_join(info.path, rel, "the skill's folder")
 
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
+        check_write(target.relative_to(self.root).as_posix(), data)  # nothing is written on a hit
         before = snapshot(target)
         write_skill_file(target, data)
         return self.record_change(name, action, prov, target, before, shown_text(data))

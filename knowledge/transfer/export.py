@@ -1,4 +1,4 @@
-"""Export everything as one archive (SPEC §7): memories, skills, sessions and messages, in a
+"""Export everything as one archive: memories, skills, sessions and messages, in a
 layout that imports back as a Hermes home (knowledge/transfer/hermes_import.py reads it)."""
 
 from __future__ import annotations

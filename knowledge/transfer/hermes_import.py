@@ -1,4 +1,4 @@
-"""Import an existing Hermes Agent home (SPEC §7); knowledge/transfer/export.py writes the other way.
+"""Import an existing Hermes Agent home; knowledge/transfer/export.py writes the other way.
 
 Import writes only through the stores (MemoryStore.add, SkillStore.create / write_file) with
 Provenance(actor="import"), so the lock, limits, threat scan and change log all apply. Every
@@ -21,6 +21,7 @@ from typing import IO
 from django.utils import timezone
 
 from knowledge import undo
+from knowledge.memory.ops import ENTRY_DELIMITER
 from knowledge.memory.store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
@@ -137,6 +138,12 @@ def _import_memories(src: Path, prov: Provenance, report: ImportReport) -> None:
             continue
         for entry in entries:
             name = entry if len(entry) <= 80 else entry[:80] + "…"
+            used, limit = store.usage(target)
+            if used + (len(ENTRY_DELIMITER) if used else 0) + len(entry) > limit:
+                # Sizes first: an entry that cannot fit is refused without the cost of a scan.
+                why = f"would bring {spec.label} over the limit ({used:,}/{limit:,} chars used, entry {len(entry):,})"
+                report.items.append(Item(target, name, "rejected", why))
+                continue
             result = store.add(target, entry, prov)
             if not result.get("success"):
                 report.items.append(Item(target, name, "rejected", str(result.get("error", ""))))

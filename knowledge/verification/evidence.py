@@ -1,4 +1,4 @@
-"""Evidence for learned knowledge (SPEC §10): verbatim quotes checked against the conversation.
+"""Evidence for learned knowledge (docs/DECISIONS.md, record 5): verbatim quotes checked against the conversation.
 
 A review or flush write must quote the conversation it learned from. A quote is supported when,
 after folding whitespace, case and quote marks, it occurs inside one of the messages the writer
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowledge.models import Message
+from knowledge.verification.documents import Located, statement_text
 
 # Quote marks of the languages people write in: straight, curly, guillemets, CJK corner brackets.
 _QUOTES = re.compile(
@@ -46,6 +47,8 @@ class Verdict:
 
     quotes: tuple[Quote, ...] = ()
     reason: str = ""
+    # Each quote with the text of the message it was found in, for the support check.
+    located: tuple[Located, ...] = ()
 
     @property
     def supported(self) -> bool:
@@ -78,39 +81,88 @@ def _text(message: dict[str, Any]) -> str:
     return ""
 
 
-def check(raw: Any, seen: Sequence[dict[str, Any]], kind: str, session_id: str | None) -> Verdict:
-    """Check the quotes of `raw` against the messages the writer saw (`seen`)."""
+def check(
+    raw: Any, seen: Sequence[dict[str, Any]], kind: str, session_id: str | None, *, since_id: int | None = None
+) -> Verdict:
+    """Check the quotes of `raw` against what was said. With a session, the stored messages are the
+    record (what the person typed, not the model's copy with a /skill expanded or a summary in it),
+    from `since_id` on when given; without one, the messages the writer saw (`seen`)."""
     quotes = parse_quotes(raw)
     if isinstance(quotes, str):
         return Verdict(reason=quotes)
     if not quotes:
         return Verdict(reason="No evidence was given: quote the conversation's exact words in 'evidence'.")
     roles = ROLES_BY_KIND.get(kind, ("user",))
-    texts = [fold(_text(m)) for m in seen if m.get("role") in roles]
+    pool = _stored(session_id, roles, since_id) if session_id else _unstored(seen, roles)
     found: list[Quote] = []
+    located: list[Located] = []
     for quote in quotes:
         folded = fold(quote)
         if len(folded) < MIN_QUOTE_CHARS:
             return Verdict(reason=f"The quote {quote!r} is too short to show anything.")
-        if not any(folded in t for t in texts):
-            who = "the user's messages" if roles == ("user",) else "the user's messages or tool output"
-            return Verdict(reason=f"The quote {quote[:120]!r} does not appear in {who}.")
-        found.append(Quote(quote, locate(session_id, roles, folded)))
-    return Verdict(quotes=tuple(found))
+        hit = _find(pool, folded, documents_count=kind != "memory")
+        if isinstance(hit, str):
+            return Verdict(reason=_missing(quote, hit, seen, roles))
+        message_id, role, text = hit
+        found.append(Quote(quote, message_id))
+        located.append(Located(quote, text, role))
+    return Verdict(quotes=tuple(found), located=tuple(located))
+
+
+# (message id, role, the text as stored, the text with its pasted documents blanked)
+_Row = tuple[int | None, str, str, str]
+
+
+def _stored(session_id: str, roles: Iterable[str], since_id: int | None) -> list[_Row]:
+    rows = Message.objects.filter(session_id=session_id, role__in=list(roles))
+    if since_id is not None:
+        rows = rows.filter(id__gte=since_id)
+    latest = rows.order_by("-id").values_list("id", "role", "content")[:SEARCH_WINDOW]
+    return [(int(i), role, c, statement_text(c) if role == "user" else c) for i, role, c in latest]
+
+
+def _unstored(seen: Sequence[dict[str, Any]], roles: Iterable[str]) -> list[_Row]:
+    rows = [(str(m.get("role")), _text(m)) for m in reversed(seen) if m.get("role") in roles]
+    return [(None, role, t, statement_text(t) if role == "user" else t) for role, t in rows]
+
+
+def _find(pool: list[_Row], folded: str, *, documents_count: bool) -> tuple[int | None, str, str] | str:
+    """(message id, role, text) of the latest message saying the quote, or why none does
+    ("document": only inside something pasted; "absent")."""
+    in_document = None
+    for message_id, role, content, said in pool:
+        if folded in fold(said):
+            return message_id, role, said
+        if folded in fold(content):
+            in_document = in_document or (message_id, role, content)
+    if in_document is not None and documents_count:
+        return in_document
+    return "document" if in_document else "absent"
+
+
+def _missing(quote: str, why: str, seen: Sequence[dict[str, Any]], roles: Sequence[str]) -> str:
+    q = repr(quote[:120])
+    if why == "document":
+        return (
+            f"The quote {q} is inside something the person pasted (code, a quoted text, a document), "
+            "not their own words about themselves."
+        )
+    if any(fold(quote) in fold(_text(m)) for m in seen if m.get("role") in roles):
+        return (
+            f"The quote {q} is in the model's copy of the conversation (an expanded /skill, a summary of "
+            "earlier messages) but not in anything the person typed."
+        )
+    who = "the user's messages" if tuple(roles) == ("user",) else "the user's messages or tool output"
+    return f"The quote {q} does not appear in {who}."
 
 
 def locate(session_id: str | None, roles: Iterable[str], folded_quote: str) -> int | None:
     """The id of the latest stored message of this session (with one of `roles`) holding the quote."""
     if not session_id:
         return None
-    rows = (
-        Message.objects.filter(session_id=session_id, role__in=list(roles))
-        .order_by("-id")
-        .values_list("id", "content")[:SEARCH_WINDOW]
-    )
-    for message_id, content in rows:
-        if folded_quote in fold(content):
-            return int(message_id)
+    for message_id, _role, _content, said in _stored(session_id, roles, None):
+        if folded_quote in fold(said):
+            return message_id
     return None
 
 

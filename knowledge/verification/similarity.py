@@ -2,7 +2,9 @@
 
 Two texts are near duplicates when their sets of terms — case folded, punctuation dropped, words
 reduced to their stems, a few filler words ignored, and each CJK character a term of its own
-(Chinese has no spaces to split on) — overlap almost entirely (Jaccard index >= THRESHOLD).
+(Chinese has no spaces to split on) — overlap almost entirely (Jaccard index >= THRESHOLD), and they
+name the same things: two entries that differ in a name, number, version, host, path or date are two
+facts ("server A runs nginx" / "server B runs nginx"), never duplicates.
 """
 
 from __future__ import annotations
@@ -46,6 +48,44 @@ def similarity(a: str, b: str) -> float:
     return len(ta & tb) / len(ta | tb)
 
 
+# A token that names one thing: has a digit or a path/host/version separator inside, is a single
+# capital letter ("server B"), or is capitalised in mid-sentence (a proper name).
+_NAMED = re.compile(r"[\w./:@\\-]+")
+_NAME_LIKE = re.compile(r"\d|\w[./:@\\]\w")
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The names, numbers, versions, hosts, paths and dates of a text, case folded."""
+    text = unicodedata.normalize("NFKC", text)
+    found: set[str] = set()
+    first = True
+    for raw in _NAMED.findall(text):
+        tok = raw.strip(".:-/\\")
+        if not tok:
+            continue
+        capital = tok[0].isupper() and not first
+        if _NAME_LIKE.search(tok) or (len(tok) == 1 and tok.isupper() and tok != "I") or capital:
+            found.add(tok.casefold())
+        first = raw.endswith(".")
+    return frozenset(found)
+
+
+def said_words(text: str) -> set[str]:
+    """Every word of a text, case folded, both whole (docker-compose, /etc/x.conf) and in pieces."""
+    words = {w.strip(".:-/\\") for w in _NAMED.findall(unicodedata.normalize("NFKC", text).casefold())}
+    return words | set(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def name_different_things(a: str, b: str) -> bool:
+    """Whether one text names something (a name, number, version, host, path, date) the other does not."""
+    said_a, said_b = said_words(a), said_words(b)
+    return any(i not in said_b for i in identifiers(a)) or any(i not in said_a for i in identifiers(b))
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    return similarity(a, b) >= THRESHOLD and not name_different_things(a, b)
+
+
 def fold_equal(a: str, b: str) -> bool:
     return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
 
@@ -62,7 +102,7 @@ def nearest(text: str, candidates: Iterable[tuple[str, str]]) -> Match | None:
     best: Match | None = None
     for where, candidate in candidates:
         score = similarity(text, candidate)
-        if score >= THRESHOLD and (best is None or score > best.score):
+        if score >= THRESHOLD and not name_different_things(text, candidate) and (best is None or score > best.score):
             best = Match(candidate, where, score)
     return best
 
@@ -73,6 +113,6 @@ def duplicate_pairs(entries: Sequence[tuple[str, str]]) -> list[tuple[Match, Mat
     for i, (where_a, a) in enumerate(entries):
         for where_b, b in entries[i + 1 :]:
             score = similarity(a, b)
-            if score >= THRESHOLD:
+            if score >= THRESHOLD and not name_different_things(a, b):
                 pairs.append((Match(a, where_a, score), Match(b, where_b, score)))
     return pairs

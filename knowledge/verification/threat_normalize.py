@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import unicodedata
 from urllib.parse import unquote
+
+from knowledge.verification.threat_confusables import CONFUSABLES as GENERATED_CONFUSABLES
 
 MAX_SCAN_CHARS = 65_536
 MAX_DECODED_RUNS = 8
@@ -34,12 +37,41 @@ _BLACK_FLAG = "\U0001f3f4"  # tag sequences after it are subdivision flags (Engl
 _FLAG_TAGS = re.compile("\U0001f3f4[\U000e0061-\U000e007a\U000e0030-\U000e0039]{2,6}\U000e007f")
 
 
+def _marks() -> frozenset[int]:
+    """Combining marks (accents written as separate code points), dropped for the unaccented reading."""
+    return frozenset(cp for cp in range(0x20000) if unicodedata.category(chr(cp)) == "Mn")
+
+
+def _hidden_code_points() -> frozenset[int]:
+    """Every code point `is_hidden` refuses, listed once at import (format characters live below
+    U+20000 and in plane 14), so the scan can find them with one C-speed pass instead of a Python loop."""
+    found = {ord(ch) for ch in _FILLERS} | set(_TAGS) | set(_VS_BASIC) | set(_VS_IDEOGRAPHIC)
+    for cp in (*range(0x20000), *range(0xE0000, 0xE1000)):
+        if unicodedata.category(chr(cp)) == "Cf":
+            found.add(cp)
+    return frozenset(found)
+
+
+_HIDDEN = _hidden_code_points()
+
+
+def _as_class(code_points: frozenset[int]) -> str:
+    """A regex class of ranges (a class of single code points is many times slower to search)."""
+    ranges: list[list[int]] = []
+    for cp in sorted(code_points):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return "[" + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges) + "]"
+
+
+_HIDDEN_RX = re.compile(_as_class(_HIDDEN))
+
+
 def is_hidden(ch: str) -> bool:
     """A code point that draws nothing (or nothing a reader can tell apart) yet reaches the model."""
-    cp = ord(ch)
-    if ch in _FILLERS or cp in _TAGS or cp in _VS_BASIC or cp in _VS_IDEOGRAPHIC:
-        return True
-    return unicodedata.category(ch) == "Cf"
+    return ord(ch) in _HIDDEN
 
 
 def char_label(ch: str) -> str:
@@ -66,29 +98,30 @@ def _allowed_selector(prev: str, ch: str) -> bool:
 
 
 def first_hidden(text: str) -> str | None:
-    """The first hidden code point that is not part of an ordinary emoji or ideograph sequence."""
-    flags = {m.start() for m in _FLAG_TAGS.finditer(text)} if _BLACK_FLAG in text else set()
-    skip_to = -1
-    prev = ""
-    for i, ch in enumerate(text):
-        if i in flags:
-            match = _FLAG_TAGS.match(text, i)
-            skip_to = match.end() if match else -1
-        if i < skip_to:
-            prev = ch
+    """The first hidden code point that is not part of an ordinary emoji or ideograph sequence.
+
+    Only the hidden code points are visited (found by one regex pass), so a long text costs
+    one linear scan however many of them it holds.
+    """
+    flagged: set[int] = set()
+    if _BLACK_FLAG in text:
+        for m in _FLAG_TAGS.finditer(text):
+            flagged.update(range(m.start(), m.end()))
+    for m in _HIDDEN_RX.finditer(text):
+        i = m.start()
+        if i in flagged:
             continue
-        if is_hidden(ch):
-            cp = ord(ch)
-            if (cp in _VS_BASIC or cp in _VS_IDEOGRAPHIC) and _allowed_selector(prev, ch):
-                prev = ch
-                continue
-            return ch
-        prev = ch
+        ch = text[i]
+        cp = ord(ch)
+        if (cp in _VS_BASIC or cp in _VS_IDEOGRAPHIC) and _allowed_selector(text[i - 1] if i else "", ch):
+            continue
+        return ch
     return None
 
 
 def strip_hidden(text: str) -> str:
-    return "".join(ch for ch in text if not is_hidden(ch))
+    # A regex with a class of ranges runs in C; str.translate looks up every non-ASCII character.
+    return _HIDDEN_RX.sub("", text) if _HIDDEN_RX.search(text) else text
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -99,14 +132,16 @@ def base(text: str, hidden_as: str = "") -> str:
 
     With `hidden_as=" "` they become spaces instead, for marks used in place of spaces.
     """
-    kept = "".join(hidden_as if is_hidden(ch) else ch for ch in text[:MAX_SCAN_CHARS])
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", kept)).strip()
+    text = text[:MAX_SCAN_CHARS]
+    kept = _HIDDEN_RX.sub(hidden_as, text) if _HIDDEN_RX.search(text) else text
+    return " ".join(unicodedata.normalize("NFKC", kept).split())
 
 
 # -- confusables (a small TR39-style table: the letters that pass for Latin ones) ---------------
 
 _CONFUSABLES = str.maketrans(
-    {
+    GENERATED_CONFUSABLES
+    | {
         # Cyrillic
         "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j",
         "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t",
@@ -122,55 +157,91 @@ _CONFUSABLES = str.maketrans(
         "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j",
         "ʟ": "l", "ɪ": "i", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɴ": "n", "ᴏ": "o", "ʀ": "r",
         "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z",
-    }
+    }  # by hand: look-alikes the table lists as multi-letter or not at all, which take precedence
 )  # fmt: skip
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
-_MIXED_WORD = re.compile(r"[\w@$!]+")
+# A word holding both a letter and a digit or symbol: the lookaheads stop at the word's first
+# ones, and words start only after a non-word character, so each word is read a bounded number
+# of times (linear time) and only mixed words reach the Python-level check.
+_MIXED_WORD = re.compile(r"(?<![\w@$!])(?=[\w@$!]*?[^\W\d_])(?=[\w@$!]*?[\d@$!])[\w@$!]+")
 
 
-def _deleet(match: re.Match[str]) -> str:
-    word = match.group(0)
+@functools.lru_cache(maxsize=4096)
+def _deleet_word(word: str) -> str:
     # Only words that mix letters with digits or symbols: "1gn0re" is a disguise, "2024" is a year.
-    letters = sum(ch.isalpha() for ch in word)
+    letters = sum(map(str.isalpha, word))
     if letters and letters < len(word) and letters >= len(word) // 3:
         return word.translate(_LEET)
     return word
 
 
+def _deleet(match: re.Match[str]) -> str:
+    return _deleet_word(match.group(0))
+
+
+_CONFUSABLE_RUN = re.compile(_as_class(frozenset(_CONFUSABLES)) + "+")
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold_run(run: str) -> str:
+    return run.translate(_CONFUSABLES)
+
+
+def _fold(match: re.Match[str]) -> str:
+    return _fold_run(match.group(0))
+
+
+def fold_confusables(text: str) -> str:
+    """Confusable letters folded onto the letters they pass for.
+
+    Only runs of confusable letters are translated (str.translate looks up every non-ASCII
+    character one by one), and repeated runs come from a cache.
+    """
+    return _CONFUSABLE_RUN.sub(_fold, text)
+
+
 def skeleton(text: str) -> str:
     """Confusable letters folded to Latin, digits-as-letters read as letters; lower-cased."""
-    return _MIXED_WORD.sub(_deleet, text.translate(_CONFUSABLES)).lower()
+    return _MIXED_WORD.sub(_deleet, fold_confusables(text)).lower()
 
 
 # -- spread-out letters ---------------------------------------------------------------------------
 
 # A run of single characters kept apart by single spaces ("i g n o r e", "h t t p s : / /"), or
 # single letters kept apart by a punctuation separator ("i.g.n.o.r.e", "i_g_n_o_r_e").
-_SPREAD = re.compile(r"(?<!\S)(?:\S ){1,}\S(?!\S)|(?<!\w)(?:\w[._*·•\-/|+~]){3,}\w(?!\w)")
+# Two patterns rather than one alternation: each then starts with a class the engine can skip to.
+_SPREAD_SPACED = re.compile(r"(?<!\S)\S (?:\S ){0,4096}\S(?!\S)")
+_SPREAD_MARKED = re.compile(r"(?<!\w)(?:\w[._*·•\-/|+~]){3,4096}\w(?!\w)")
 _SEPARATORS = re.compile(r"[ ._*·•\-/|+~]")
 _SPACES = re.compile(r" ")
 _HYPHENATED = re.compile(r"(?<=\S)[\-·•~](?=\S)")
 
 
 def spread_runs(text: str) -> list[str]:
-    return [m.group(0) for m in _SPREAD.finditer(text)]
+    return [m.group(0) for rx in (_SPREAD_SPACED, _SPREAD_MARKED) for m in rx.finditer(text)]
 
 
 def join_spread(text: str) -> str:
     """Spread-out letters joined, soft-hyphenated words closed up; words elsewhere kept apart."""
-    joined = _SPREAD.sub(lambda m: (_SPACES if " " in m.group(0) else _SEPARATORS).sub("", m.group(0)), text)
+    joined = _SPREAD_SPACED.sub(lambda m: _SPACES.sub("", m.group(0)), text)
+    joined = _SPREAD_MARKED.sub(lambda m: _SEPARATORS.sub("", m.group(0)), joined)
     return _HYPHENATED.sub("", joined)
+
+
+_NOT_LETTER = re.compile(r"[\W\d_]+")
 
 
 def compact(text: str) -> str:
     """Letters only, for phrases spelled out letter by letter with no word gaps at all."""
-    return "".join(ch for ch in text.lower() if ch.isalpha())
+    return _NOT_LETTER.sub("", text.lower())
 
 
 # -- encoded runs ---------------------------------------------------------------------------------
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
-_HEX_RUN = re.compile(r"(?:(?:\\x|0x|%)?[0-9a-fA-F]{2}[\s,:]?){8,}")
+# Bare hex digits, and hex with a prefix on every byte: two patterns, each quick to skip ahead in.
+_HEX_RUN = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{2}(?:[\s,:]?[0-9a-fA-F]{2}){7,}")
+_HEX_PREFIXED = re.compile(r"(?:(?:\\x|0x|%)[0-9a-fA-F]{2}[\s,:]?){8,}")
 _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){4,}")
 
 
@@ -205,7 +276,7 @@ def _from_hex(run: str) -> str | None:
 def decoded_runs(text: str) -> list[str]:
     """Text hidden in base64, hex or percent-encoding, at most MAX_DECODED_RUNS of them."""
     found: list[str] = []
-    for rx, decode in ((_HEX_RUN, _from_hex), (_B64_RUN, _from_b64)):
+    for rx, decode in ((_HEX_RUN, _from_hex), (_HEX_PREFIXED, _from_hex), (_B64_RUN, _from_b64)):
         for m in rx.finditer(text):
             decoded = decode(m.group(0).strip())
             if decoded and decoded not in found:
@@ -219,34 +290,76 @@ def decoded_runs(text: str) -> list[str]:
     return found[:MAX_DECODED_RUNS]
 
 
+_TAG_CHARS = re.compile("[\U000e0020-\U000e007e]+")
+_TAG_TO_ASCII = {cp: cp - 0xE0000 for cp in range(0xE0020, 0xE007F)}
+
+
 def tag_text(text: str) -> str:
     """ASCII spelled in TAG characters ("ASCII smuggling"), so a refusal can say what it hid."""
-    return "".join(chr(ord(ch) - 0xE0000) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
+    return "".join(_TAG_CHARS.findall(text)).translate(_TAG_TO_ASCII)
 
 
 def _unspaced(text: str) -> str:
     """NFKC with hidden characters removed but runs of spaces kept: "i g n o r e  a l l" keeps its word gaps."""
-    kept = "".join(ch for ch in text[:MAX_SCAN_CHARS] if not is_hidden(ch))
+    kept = strip_hidden(text[:MAX_SCAN_CHARS])
     return re.sub(r"[^\S ]+", " ", unicodedata.normalize("NFKC", kept))
 
 
-def readings(text: str) -> tuple[list[str], list[str]]:
-    """(texts to match the patterns on, letter-only blobs to match the compact patterns on)."""
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _sources(text: str) -> list[str]:
+    """The texts the readings are made from; only those that differ from the plain one are kept."""
     first = base(text)
-    hidden = tag_text(text[:MAX_SCAN_CHARS])
-    sources = [_unspaced(text), base(text, hidden_as=" ")]
-    if hidden:
-        sources.append(hidden)
+    sources = [first]
+    unspaced = _unspaced(text).strip()
+    if unspaced != first:
+        sources.append(unspaced)  # keeps double spaces, the word gaps of "i g n o r e  a l l"
+    if _HIDDEN_RX.search(text):
+        sources.append(base(text, hidden_as=" "))  # marks used in place of spaces
+        hidden = tag_text(text)
+        if hidden:
+            sources.append(hidden)
     sources.extend(decoded_runs(first))
-    texts = [first]
-    seen = {first.lower()}  # patterns ignore case: a reading that differs only in case adds nothing
+    return sources
+
+
+_MARKS_RX = re.compile(_as_class(_marks() - _HIDDEN))
+# Separators between letters that join words into one token ("ignore_previous", "IGNORE.ALL").
+_WORD_JOINERS = re.compile(r"([^\W\d_])[_.\-/+~*]+(?=[^\W\d_])")
+_PLUS_AS_SPACE = re.compile(r"\+(?<=\S\+)(?=\S)")  # "send+the+data", as in a query string
+
+
+def unaccented(text: str) -> str:
+    """Accents and combining marks removed ("prévious", "pre\u0301vious" -> "previous")."""
+    decomposed = unicodedata.normalize("NFD", text)
+    if not _MARKS_RX.search(decomposed):
+        return text
+    return unicodedata.normalize("NFC", _MARKS_RX.sub("", decomposed))
+
+
+def unjoined(text: str) -> str:
+    """Words glued by separators read as words ("ignore_previous_instructions" -> "ignore previous instructions")."""
+    return _PLUS_AS_SPACE.sub(" ", _WORD_JOINERS.sub(r"\1 ", text))
+
+
+def readings(text: str) -> tuple[list[str], list[str]]:
+    """(lower-cased texts to match the patterns on, letter-only blobs for the compact patterns).
+
+    The first text is the plain reading: NFKC, hidden characters removed, spaces collapsed.
+    """
+    text = text[:MAX_SCAN_CHARS]
+    texts: list[str] = []
+    seen: set[str] = set()
     blobs: list[str] = []
-    for source in sources:
+    for source in _sources(text):
         folded = skeleton(source)
-        for variant in (source, folded, join_spread(folded)):
-            variant = _WHITESPACE.sub(" ", variant).strip()
-            if variant.lower() not in seen:
-                seen.add(variant.lower())
+        plain = unaccented(folded)
+        for variant in (source.lower(), folded, join_spread(folded), plain, unjoined(plain)):
+            variant = _collapse(variant)
+            if variant not in seen:
+                seen.add(variant)
                 texts.append(variant)
         blobs.extend(compact(run) for run in spread_runs(folded) if len(run) > 12)
     return texts, blobs

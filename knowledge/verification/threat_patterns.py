@@ -12,6 +12,25 @@ in knowledge/verification/threat_patterns_intl.py; knowledge/verification/threat
 from __future__ import annotations
 
 _SECRET_WORDS = r"(?:key|token|secret|password|passwd|credentials?|api_?key)"
+
+
+def _gap(limit: int, stop: str) -> str:
+    """Up to `limit` characters before the next key word, never across another match of `stop`.
+
+    `stop` is the part of the pattern the gap follows. A match starting at an earlier occurrence
+    that runs across a later one implies a shorter match from the later one, so nothing is lost,
+    and each character is crossed by one gap at most: the search stays linear in the text's
+    length when a prefix repeats ("curl curl curl ...") instead of rescanning `limit` characters
+    from every occurrence.
+    """
+    return rf"(?:(?!{stop}).){{0,{limit}}}?"
+
+
+_TRANSLATE = r"\b(?:translate|decode|decipher|unscramble)\b"
+_NOTICE = r"\b(?:system|security|critical|urgent|developer|admin)\s+(?:update|notice|override|alert|message)\b"
+_MUST_RUN = r"\b(?:must|always)\s+(?:silently\s+)?(?:run|execute)\s"
+_NET_TOOL = r"\b(?:curl|wget|invoke-webrequest|iwr|httpie|nc|netcat)\b"
+_WRITE_TO = r"\b(?:append|add|write|insert)\b"
 # Files that steer the agent itself; editing them outside the stores is a persistence attack.
 _AGENT_FILES = r"(?:\.hermes(?:/|\b)|memory\.md|user\.md|soul\.md)"
 
@@ -54,15 +73,16 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
     (
         "prompt_injection.hidden_html",
         "hides instructions in an HTML comment or invisible element",
-        r"<!--(?:(?!-->).){0,400}?\b(?:ignore|instructions?|system|assistant|agent|prompt|execute|run|secret|"
+        r"<!--(?:(?!-->|<!--).){0,400}?\b(?:ignore|instructions?|system|assistant|agent|prompt|execute|run|secret|"
         r"override|you\s+must|do\s+not|don't)\b"
-        r"|<\s*(?:div|span|p|section)\b[^>]*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
+        # `[^<>]`: the attributes end at the next `<` too, so a run of "<p<p<p" is read once.
+        r"|<\s*(?:div|span|p|section)\b[^<>]{0,400}?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
         r"\bhidden\b|opacity\s*:\s*0)",
     ),
     (
         "prompt_injection.translate_execute",
         "asks to translate (or decode) text and then execute it",
-        r"\b(?:translate|decode|decipher|unscramble)\b.{0,120}?\b(?:and|then)\s+(?:then\s+)?"
+        _TRANSLATE + _gap(120, _TRANSLATE) + r"\b(?:and|then)\s+(?:then\s+)?"
         r"(?:execute|run|follow|obey|carry\s+out|act\s+on)\b",
     ),
     (
@@ -108,8 +128,11 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
         "poses as a system or developer message",
         r"\[\s*(?:system|admin|developer|sys)\s*(?:message|update|override|note|notice|instruction)?\s*\]"
         r"|<\s*/?\s*(?:system|sys|im_start|im_end)\s*>|<\|im_(?:start|end)\|>"
-        r"|\b(?:system|security|critical|urgent|developer|admin)\s+(?:update|notice|override|alert|message)\s*"
-        r"[:\-—]\s*.{0,80}?\b(?:you|assistant|agent|model|ai)\s+(?:must|should|shall|will|are\s+now)\b",
+        r"|"
+        + _NOTICE
+        + r"\s*[:\-—]\s*"
+        + _gap(80, _NOTICE)
+        + r"\b(?:you|assistant|agent|model|ai)\s+(?:must|should|shall|will|are\s+now)\b",
     ),
     (
         "role_hijack.identity_override",
@@ -130,9 +153,11 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
     (
         "c2.heartbeat",
         "tells the agent to send heartbeats to a remote controller",
-        r"\b(?:send|post|emit|ping)\s+(?:a\s+)?heartbeats?\s+(?:to|at)\s+(?:https?://|\S+\.\w{2,}|the\s+(?:c2|controller|"
+        r"\b(?:send|post|emit|ping)\s+(?:a\s+)?heartbeats?\s+(?:to|at)\s+(?:https?://|\S{1,200}?\.\w{2}|the\s+(?:c2|controller|"
         r"command\s+server|server))"
-        r"|\bheartbeats?\b.{0,40}\b(?:every|each|after)\s+(?:turn|session|message|response|conversation|reply)",
+        r"|\bheartbeats?\b"
+        + _gap(40, r"heartbeat")
+        + r"\b(?:every|each|after)\s+(?:turn|session|message|response|conversation|reply)",
     ),
     (
         "c2.pull_tasks",
@@ -148,7 +173,7 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
         r"\b(?:on|at\s+the\s+start\s+of|before|after)\s+(?:every|each)\s+(?:turn|message|session|response|reply|"
         r"conversation)\s*,?\s*(?:you\s+(?:must|should|will)\s+|always\s+)?(?:run|execute|call|fetch|send|visit|curl|"
         r"download|post)\b"
-        r"|\b(?:must|always)\s+(?:silently\s+)?(?:run|execute)\s+.{0,60}?(?:curl|wget|bash\s+-c|sh\s+-c|powershell|"
+        r"|" + _MUST_RUN + r"\s*" + _gap(60, _MUST_RUN) + r"(?:curl|wget|bash\s+-c|sh\s+-c|powershell|"
         r"python\s+-c|\|\s*(?:ba)?sh)"
         r"|\b(?:run|execute)\s+(?:this|the\s+following|these)\s+(?:command|script|code|commands)\s+"
         r"(?:immediately|silently|now|automatically)",
@@ -167,12 +192,12 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
     (
         "exfiltration.curl_secret",
         "sends an environment secret over the network",
-        r"\b(?:curl|wget|invoke-webrequest|iwr|httpie|nc|netcat)\b.{0,200}?\$\{?\w*" + _SECRET_WORDS,
+        _NET_TOOL + _gap(200, _NET_TOOL) + r"\$\{?\w*" + _SECRET_WORDS,
     ),
     (
         "exfiltration.read_env_file",
         "reads a .env or credentials file",
-        r"\b(?:cat|less|more|head|tail|type|base64|xxd|strings|grep)\s+(?:-\S+\s+)*\S*"
+        r"\b(?:cat|less|more|head|tail|type|base64|xxd|strings|grep)\s+(?:-\S{1,40}\s+){0,8}\S{0,200}?"
         r"(?:\.env\b|\.aws/credentials|\.netrc|\.pgpass|\.git-credentials)"
         r"|\b(?:print|dump|send|post|upload|leak)\s+(?:all\s+)?(?:the\s+|your\s+)?(?:environment\s+variables|env\s+vars)",
     ),
@@ -206,27 +231,35 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
         r"\b(?:edit|modify|change|overwrite|write\s+to|append\s+to|update|replace|patch|delete)\s+"
         r"(?:your\s+own|the\s+agent'?s|hermes'?s?|your)\s+(?:config(?:uration)?|settings|memory\s+files?|system\s+prompt|"
         r"instructions\s+file|soul)"
-        r"|\b(?:edit|modify|overwrite|write\s+to|append\s+to|echo\b.{0,80}>>?|sed\s+-i)\s*\S*"
+        r"|\b(?:edit|modify|overwrite|write\s+to|append\s+to|echo\b[^>]{0,80}>>?|sed\s+-i)\s*\S*"
         + _AGENT_FILES
-        + r"|\b(?:append|add|write|insert)\b.{0,80}?\b(?:to|into)\s+\S*"
+        + r"|"
+        + _WRITE_TO
+        + _gap(80, _WRITE_TO)
+        + r"\b(?:to|into)\s+\S{0,200}?"
         + _AGENT_FILES
-        + r"|\becho\b.{0,200}>>\s*~?/?\S*\.(?:bashrc|zshrc|bash_profile|profile)\b|\bcrontab\b.{0,80}\b(?:curl|wget)",
+        + r"|\becho\b[^>]{0,200}>>\s*~?/?\S{0,200}?\.(?:bashrc|zshrc|bash_profile|profile)\b|\bcrontab\b"
+        + _gap(80, "crontab")
+        + r"\b(?:curl|wget)",
     ),
+    # A secret is recognised by its first n characters: `{n}`, not `{n,}`, so a match never runs on
+    # to the end of a long token.
     (
         "secrets.hardcoded",
         "contains a hard-coded secret",
-        r"\bsk-(?:proj-|ant-|live-)?[a-z0-9_\-]{20,}|\bakia[0-9a-z]{16}\b|\bgh[pousr]_[a-z0-9]{30,}"
-        r"|\bxox[baprs]-[a-z0-9-]{10,}|\bglpat-[a-z0-9_\-]{20,}"
+        r"\bsk-(?:proj-|ant-|live-)?[a-z0-9_\-]{20}|\bakia[0-9a-z]{16}\b|\bgh[pousr]_[a-z0-9]{30}"
+        r"|\bxox[baprs]-[a-z0-9-]{10}|\bglpat-[a-z0-9_\-]{20}"
         r"|\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|token)\s*[=:]\s*['\"]?"
-        r"(?=[^\s'\"]*\d)[^\s'\"]{8,}",
+        r"(?=[^\s'\"]{0,64}\d)[^\s'\"]{8}",
     ),
 ]
 
 
+# `[. ]` after .env: the reading with separators as spaces writes ".env.example" as ".env example".
 _CREDENTIAL_FILES = (
-    r"\S{0,80}?(?:\.aws/credentials|\.aws/config|\.ssh/id_\w+|\.netrc|\.pgpass"
+    r"(?:\.aws/credentials|\.aws/config|\.ssh/id_\w+|\.netrc|\.pgpass"
     r"|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\.pypirc|\.gnupg\S*|/etc/shadow|id_rsa|id_ed25519"
-    r"|\.env\b(?!\.(?:example|sample|template|dist))|login_token|keychain)"
+    r"|\.env\b(?![. ](?:example|sample|template|dist))|login_token|keychain)"
 )
 _REPLY = r"(?:the\s+|your\s+|each\s+|every\s+|my\s+)?(?:reply|replies|response|responses|answer|answers|output|chat)"
 
@@ -235,7 +268,7 @@ _PATTERN_SPECS += [
         "exfiltration.credential_files",
         "reads out a credentials file",
         r"\b(?:cat|print|show|display|output|dump|reveal|leak|paste|quote|send|upload|post|e-?mail|attach|copy|read\s+out"
-        r"|include|append|add|insert|embed)\s+(?:the\s+)?(?:contents?\s+of\s+|text\s+of\s+)?(?:the\s+|your\s+|their\s+)?"
+        r"|include|append|add|insert|embed)\s+(?:the\s+)?(?:contents?\s+of\s+|text\s+of\s+)?(?:the\s+|your\s+|their\s+)?\S{0,80}?"
         + _CREDENTIAL_FILES
         + r"|"
         + _CREDENTIAL_FILES
@@ -267,7 +300,8 @@ _PATTERN_SPECS += [
 # README says so. _F is the bounded filler of a few words between key words.
 _F = r"(?:\w+\s+){0,8}"
 _SECRET_VAR = r"\$\{?\w*(?:key|token|secret|password|credential)s?\b"
-_MODIFY = r"(?:update|modify|edit|write|change|append|add\s+to)\s+.{0,2048}?"
+_MODIFY_WORD = r"(?:update|modify|edit|write|change|append|add\s+to)\s"
+_MODIFY = _MODIFY_WORD + _gap(2048, _MODIFY_WORD)
 _PATTERN_SPECS += [
     ("prompt_injection.ignore_instructions", "tells the model to ignore instructions",
      r"ignore\s+" + _F + r"(?:previous|all|above|prior)\s+" + _F + r"instructions"),
@@ -278,11 +312,11 @@ _PATTERN_SPECS += [
      r"act\s+as\s+(?:if|though)\s+" + _F + r"you\s+" + _F + r"(?:have\s+no|don't\s+have)\s+" + _F
      + r"(?:restrictions|limits|rules)"),
     ("prompt_injection.hidden_html", "hides instructions in an HTML comment",
-     r"<!--[^>]{0,512}(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])[^>]{0,512}-->"),
+     r"<!--(?:(?!<!--)[^>]){0,512}(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])(?:(?!<!--)[^>]){0,512}-->"),
     ("prompt_injection.hidden_html", "hides text in an invisible element",
-     r"<\s*div\s+style\s*=\s*[\"'][^>]{0,2048}display\s*:\s*none"),
+     r"<\s*div\s+style\s*=\s*[\"'][^<>]{0,2048}display\s*:\s*none"),
     ("prompt_injection.translate_execute", "asks to translate text and then execute it",
-     r"translate\s+.{0,512}\s+into\s+\w+(?:[\s-]+\w+){0,2}\s+and\s+(?:execute|run|eval)\b"),
+     r"translate\s" + _gap(512, r"translate\s") + r"\s+into\s+\w+(?:[\s-]+\w+){0,2}\s+and\s+(?:execute|run|eval)\b"),
     ("prompt_injection.deception", "tells the model to keep something from the user",
      r"do\s+not\s+" + _F + r"tell\s+" + _F + r"the\s+user"),
     ("role_hijack.you_are_now", "tries to give the model a new role", r"you\s+are\s+" + _F + r"now\s+(?:a|an|the)\s+"),
@@ -309,11 +343,11 @@ _PATTERN_SPECS += [
     ("c2.known_framework", "mentions command-and-control infrastructure",
      r"\bc2\s+(?:server|channel|infrastructure|beacon)\b|\bcommand\s+and\s+control\b"),
     ("exfiltration.curl_secret", "sends an environment secret over the network",
-     r"(?:curl|wget)\s+.{0,2048}?" + _SECRET_VAR),
+     r"(?:curl|wget)\s" + _gap(2048, r"(?:curl|wget)\s") + _SECRET_VAR),
     ("exfiltration.read_env_file", "reads a secrets file",
-     r"cat\s+.{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
+     r"cat\s" + _gap(2048, r"cat\s") + r"(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
     ("exfiltration.send_to_url", "sends something to a web address",
-     r"(?:send|post|upload|transmit)\s+.{0,2048}?\s+(?:to|at)\s+https?://"),
+     r"(?:send|post|upload|transmit)\s" + _gap(2048, r"(?:send|post|upload|transmit)\s") + r"\s(?:to|at)\s+https?://"),
     ("exfiltration.dump_context", "asks to output the conversation",
      r"(?:include|output|print|share)\s+" + _F
      + r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)"),
@@ -322,7 +356,7 @@ _PATTERN_SPECS += [
     ("persistence.agent_config", "edits an agent instruction file",
      _MODIFY + r"(?:agents\.md|claude\.md|\.cursorrules|\.clinerules|\.hermes/(?:config\.yaml|soul\.md))"),
     ("secrets.hardcoded", "contains a hard-coded secret",
-     r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][a-z0-9+/=_-]{20,}"),
+     r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][a-z0-9+/=_-]{20}"),
 ]  # fmt: skip
 
 # Phrases spelled out letter by letter ("i g n o r e a l l p r e v i o u s ..."), matched on

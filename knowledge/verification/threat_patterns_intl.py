@@ -14,6 +14,18 @@ from __future__ import annotations
 
 _W = r"(?:\S+\s+){0,4}?"  # a few words between key words (bounded: no runaway backtracking)
 _CJK = r"[^。！？!?\n]{0,16}?"  # a short stretch within one Chinese or Japanese sentence
+
+
+def _lead(words: str) -> str:
+    """A pattern's first key words and the stretch after them, which ends at their next occurrence.
+
+    A match from an earlier occurrence that ran across a later one implies a shorter match from
+    the later one, so nothing is lost, and a text repeating the first words is read once rather
+    than sixteen characters from every occurrence.
+    """
+    return words + r"(?:(?!" + words + r")[^。！？!?\n]){0,16}?"
+
+
 _URL_OR_MAIL = r"(?:https?://|[\w.+-]+@[\w-]+\.\w+|\S+\.(?:com|net|org|io|xyz|ru|cn|top|site)\b)"
 
 _IGNORE = "prompt_injection.ignore_previous"
@@ -33,11 +45,11 @@ _R_BYPASS = "asks to switch off the safety rules"
 INTL_SPECS: list[tuple[str, str, str]] = [
     # --- Chinese --------------------------------------------------------------------------------
     (_IGNORE, _R_IGNORE,
-     r"(?:忽略|忽视|无视|忘记|忘掉|不要理会|别理会|不用管|抛开|放弃)" + _CJK
+     _lead(r"(?:忽略|忽视|无视|忘记|忘掉|不要理会|别理会|不用管|抛开|放弃)")
      + r"(?:之前|以前|先前|上面|前面|上述|原来|原有|原先|所有|全部|一切|此前)" + _CJK
      + r"(?:指令|指示|命令|规则|提示词|提示|要求|设定|约束)"),
     (_LEAK, _R_LEAK,
-     r"(?:显示|输出|打印|泄露|透露|告诉我|展示|重复|给我看|公开)" + _CJK + r"(?:系统提示|系统指令|系统消息|初始指令|隐藏指令)"
+     _lead(r"(?:显示|输出|打印|泄露|透露|告诉我|展示|重复|给我看|公开)") + r"(?:系统提示|系统指令|系统消息|初始指令|隐藏指令)"
      r"|(?:系统提示|系统指令|系统消息|初始指令|隐藏指令)" + _CJK + r"(?:输出|显示|打印|泄露|透露|告诉|发给|给我看)"),
     (_ROLE, _R_ROLE,
      r"(?:你现在是|从现在开始[，,]?\s*你(?:是|将是|就是)|现在起你是|假装你是|扮演)" + _CJK
@@ -48,23 +60,23 @@ INTL_SPECS: list[tuple[str, str, str]] = [
     (_SEND, _R_SEND,
      r"(?:用户的?|所有的?|全部的?)?(?:聊天记录|对话记录|对话|消息|记忆|文件|密码|密钥|凭据|凭证|令牌|环境变量|数据)" + _CJK
      + r"(?:发送|发到|转发|上传|传到|复制到|泄露|提交)(?:到|给|至)?" + _CJK + _URL_OR_MAIL
-     + r"|(?:发送|发到|转发|上传|传到|复制)" + _CJK
+     + r"|" + _lead(r"(?:发送|发到|转发|上传|传到|复制)")
      + r"(?:聊天记录|对话记录|对话|消息|记忆|文件|密码|密钥|凭据|凭证|令牌|环境变量|数据)" + _CJK + r"(?:到|给|至)\s*"
      + _URL_OR_MAIL),
     (_BYPASS, _R_BYPASS,
-     r"(?:绕过|绕开|规避|关闭|禁用|解除|移除|无视)" + _CJK + r"(?:安全|内容|道德)(?:限制|过滤|审查|防护|准则|规则)"),
+     _lead(r"(?:绕过|绕开|规避|关闭|禁用|解除|移除|无视)") + r"(?:安全|内容|道德)(?:限制|过滤|审查|防护|准则|规则)"),
     # --- Japanese -------------------------------------------------------------------------------
     (_IGNORE, _R_IGNORE,
      r"(?:以前|前|上記|これまで|先ほど|すべて|全て|最初)の" + _CJK + r"(?:指示|命令|ルール|指令|プロンプト|設定)"
      + r"(?:は|を)?" + _CJK + r"(?:無視|忘れ|破棄)"),
     (_LEAK, _R_LEAK,
-     r"(?:システムプロンプト|システム指示|初期指示|隠された指示)" + _CJK + r"(?:表示|出力|教え|見せ|開示|漏ら|繰り返)"),
+     _lead(r"(?:システムプロンプト|システム指示|初期指示|隠された指示)") + r"(?:表示|出力|教え|見せ|開示|漏ら|繰り返)"),
     (_ROLE, _R_ROLE,
-     r"(?:あなたは今から|今からあなたは|これからあなたは|あなたはもう|ふりをし)" + _CJK
+     _lead(r"(?:あなたは今から|今からあなたは|これからあなたは|あなたはもう|ふりをし)")
      + r"(?:制限|フィルター|ルール|倫理)(?:の|が|は)?(?:ない|なし|無い|無視)"),
     (_HIDE, _R_HIDE, r"ユーザー(?:に|には)" + _CJK + r"(?:知らせ|伝え|言わ|教え|報告し)(?:ないで|るな|ずに)"),
     (_SEND, _R_SEND,
-     r"(?:会話|チャット履歴|履歴|メッセージ|認証情報|パスワード|APIキー|秘密鍵|環境変数|ユーザーのデータ|ファイル|記憶)" + _CJK
+     _lead(r"(?:会話|チャット履歴|履歴|メッセージ|認証情報|パスワード|APIキー|秘密鍵|環境変数|ユーザーのデータ|ファイル|記憶)")
      + _URL_OR_MAIL + r"[^。\n]{0,16}?(?:送信|送っ|送る|転送|アップロード)"),
     (_BYPASS, _R_BYPASS, r"(?:安全|セキュリティ|コンテンツ)(?:制限|フィルター|対策|ルール)" + _CJK + r"(?:回避|解除|無効|無視|外)"),
     # --- Spanish --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Threat scan for text that ends up in the system prompt (SPEC §2, the seed's `_scan_memory_content`).
+"""Threat scan for text that ends up in the system prompt (Hermes Agent's `_scan_memory_content`, made stricter).
 
 Memory entries are rendered into every future system prompt, so a single poisoned entry is a
 persistent prompt injection. Every memory write is scanned (a hit means nothing is written) and
@@ -6,7 +6,7 @@ every entry is scanned again on load (a hit is masked in the prompt only).
 
 Two rules, and why:
 - Hidden characters are refused outright, checked on the RAW text: what the model reads must be
-  what the curator reads. That covers the 17 code points the spec names and every other
+  what the curator reads. That covers the 17 code points Hermes Agent's scan checks and every other
   format character (direction marks U+200E/U+200F/U+061C, soft hyphen, TAG characters used for
   "ASCII smuggling"), stray variation selectors and blank fillers such as U+3164
   (knowledge/verification/threat_normalize.py, `first_hidden`). Ordinary emoji and flag sequences pass.
@@ -21,15 +21,29 @@ evidence rule, and a determined paraphrase in words no pattern knows still passe
 
 from __future__ import annotations
 
-import re
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from knowledge.verification import threat_normalize
+from knowledge.verification.threat_compile import Piece, compile_specs
 from knowledge.verification.threat_normalize import MAX_SCAN_CHARS, char_label
 from knowledge.verification.threat_patterns import _PATTERN_SPECS, COMPACT_SPECS
 from knowledge.verification.threat_patterns_intl import INTL_SPECS
 
-__all__ = ["INVISIBLE_CHARS", "MAX_SCAN_CHARS", "PATTERN_IDS", "ThreatHit", "normalise", "scan", "scan_all"]
+__all__ = [
+    "INVISIBLE_CHARS",
+    "MAX_SCAN_CHARS",
+    "PATTERN_IDS",
+    "ThreatHit",
+    "normalise",
+    "scan",
+    "scan_all",
+    "masked",
+    "scan_all_long",
+    "scan_long",
+]
 
 
 @dataclass(frozen=True)
@@ -38,20 +52,22 @@ class ThreatHit:
     reason: str
 
 
-# The 17 code points the spec names (all refused; `first_hidden` refuses more).
+# The 17 code points Hermes Agent's scan checks (all refused; `first_hidden` refuses more).
 INVISIBLE_CHARS: dict[str, str] = {
     ch: char_label(ch).split(" (", 1)[1].rstrip(")")
     for ch in "\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 }
 
-_FLAGS = re.IGNORECASE | re.DOTALL
-PATTERNS: list[tuple[str, str, re.Pattern[str]]] = [
-    (pid, reason, re.compile(rx, _FLAGS)) for pid, reason, rx in [*_PATTERN_SPECS, *INTL_SPECS]
-]
-COMPACT_PATTERNS: list[tuple[str, str, re.Pattern[str]]] = [
-    (pid, reason, re.compile(rx, _FLAGS)) for pid, reason, rx in COMPACT_SPECS
-]
-PATTERN_IDS: frozenset[str] = frozenset(pid for pid, _, _ in PATTERNS)
+PIECES: list[Piece] = compile_specs([*_PATTERN_SPECS, *INTL_SPECS])
+COMPACT_PIECES: list[Piece] = compile_specs(COMPACT_SPECS)
+PATTERN_IDS: frozenset[str] = frozenset(piece.id for piece in PIECES)
+_MAX_NEEDLE = max(len(n) for piece in (*PIECES, *COMPACT_PIECES) for n in piece.needles or ())
+_CHUNK = 64
+# Scans are remembered by a digest of the text, so a prompt build or a page view does not scan
+# again what was scanned when it was written; a digest keeps the cache small whatever the texts.
+_CACHE_SIZE = 4096
+_cache: OrderedDict[bytes, tuple[ThreatHit, ...]] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 def normalise(text: str) -> str:
@@ -67,28 +83,103 @@ def invisible_hit(text: str) -> ThreatHit | None:
     return ThreatHit(id=f"invisible-{code}", reason=f"contains the invisible character {char_label(ch)}")
 
 
-def _pattern_hits(text: str, first_only: bool) -> list[ThreatHit]:
+def _distinct_parts(subjects: list[str]) -> str:
+    """The distinct pieces of all readings, joined by spaces, for the needle checks.
+
+    A needle never holds a space, so it is in a reading only if it is in one of its words; prose
+    repeats its words, and a long run without spaces is cut into overlapping chunks (overlap
+    longer than any needle) that repeat too, so a check reads far less than the readings.
+    """
+    parts: set[str] = set()
+    for subject in subjects:
+        for word in subject.split():
+            if len(word) <= _CHUNK:
+                parts.add(word)
+                continue
+            for start in range(0, len(word), _CHUNK):
+                parts.add(word[start : start + _CHUNK + _MAX_NEEDLE])
+    return " ".join(parts)
+
+
+def _pattern_hits(text: str) -> list[ThreatHit]:
     texts, blobs = threat_normalize.readings(text)
     hits: list[ThreatHit] = []
     seen: set[str] = set()
-    for table, subjects in ((PATTERNS, texts), (COMPACT_PATTERNS, blobs)):
-        for pid, reason, rx in table:
-            if pid in seen or not any(rx.search(s) for s in subjects):
+    for table, subjects in ((PIECES, texts), (COMPACT_PIECES, blobs)):
+        haystack = _distinct_parts(subjects)
+        for piece in table:
+            if piece.id in seen:
                 continue
-            hits.append(ThreatHit(id=pid, reason=reason))
-            seen.add(pid)
-            if first_only:
-                return hits
+            if piece.needles is not None and not any(needle in haystack for needle in piece.needles):
+                continue  # no match can lack all of these words
+            if any(piece.rx.search(s) for s in subjects):
+                hits.append(ThreatHit(id=piece.id, reason=piece.reason))
+                seen.add(piece.id)
     return hits
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def scan_all(text: str) -> list[ThreatHit]:
-    """Every rule that fires, pattern hits first."""
-    hits = _pattern_hits(text, first_only=False)
+    """Every rule that fires, pattern hits first (remembered per text)."""
+    key = _digest(text)
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return list(cached)
+    hits = _pattern_hits(text)
     invisible = invisible_hit(text)
     if invisible is not None:
         hits.append(invisible)
+    with _cache_lock:
+        _cache[key] = tuple(hits)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return hits
+
+
+# Consecutive windows of a long text overlap by more than any pattern's reach, so a threat
+# straddling a window's end is whole in the next one.
+_OVERLAP = 4096
+
+
+def scan_long(text: str) -> ThreatHit | None:
+    """`scan` for a text of any length (a skill file), in overlapping windows of MAX_SCAN_CHARS."""
+    if len(text) <= MAX_SCAN_CHARS:
+        return scan(text)
+    step = MAX_SCAN_CHARS - _OVERLAP
+    for start in range(0, len(text), step):
+        hit = scan(text[start : start + MAX_SCAN_CHARS])
+        if hit is not None:
+            return hit
+    return None
+
+
+def scan_all_long(text: str) -> list[ThreatHit]:
+    """`scan_all` for a text of any length, in overlapping windows; each rule reported once."""
+    if len(text) <= MAX_SCAN_CHARS:
+        return scan_all(text)
+    found: dict[str, ThreatHit] = {}
+    for start in range(0, len(text), MAX_SCAN_CHARS - _OVERLAP):
+        for hit in scan_all(text[start : start + MAX_SCAN_CHARS]):
+            found.setdefault(hit.id, hit)
+    return list(found.values())
+
+
+def masked(text: str) -> str:
+    """`text`, or a placeholder naming the threat in it: for past text shown to a model again
+    (session recall, session_search), which must not carry an injection into a new turn."""
+    hit = scan_long(text)
+    return text if hit is None else f"[withheld: this text matches threat pattern '{hit.id}' ({hit.reason})]"
+
+
+def forget_cached() -> None:
+    """Drop the remembered results (a benchmark timing first scans)."""
+    with _cache_lock:
+        _cache.clear()
 
 
 def scan(text: str) -> ThreatHit | None:
@@ -97,5 +188,5 @@ def scan(text: str) -> ThreatHit | None:
     Pattern hits are reported before hidden characters because they say what the text was
     trying to do; a zero-width-obfuscated injection still names its pattern.
     """
-    hits = _pattern_hits(text, first_only=True)
-    return hits[0] if hits else invisible_hit(text)
+    hits = scan_all(text)
+    return hits[0] if hits else None

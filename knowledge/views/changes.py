@@ -1,4 +1,4 @@
-"""Change log pages (SPEC §7): every change to memory and skills, a side-by-side diff, undo.
+"""Change log pages: every change to memory and skills, a side-by-side diff, undo.
 
 Undo goes through knowledge.undo, which dispatches to the store that owns the file, so the
 undo takes the same lock and is itself recorded as a change.

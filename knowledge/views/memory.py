@@ -1,7 +1,8 @@
-"""Memory page (SPEC §7): both targets side by side, edited in place through MemoryStore.
+"""Memory page: both targets side by side, edited in place through MemoryStore.
 
 Every write goes through the store with Provenance(actor="user"), so the page gets the agent's
-lock, limits and threat scan, and its errors are the store's own sentences.
+lock, limits and threat scan; the entry form (knowledge/views/forms.py) runs the store's checks
+first and words a refusal for a person.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from knowledge.memory.store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
 from knowledge.verification.threat_scan import ThreatHit
+from knowledge.views.forms import MemoryEntryForm, errors_text
 
 USER = Provenance(actor="user")
 # How far back to look for the change that introduced an entry; older entries show "unknown".
@@ -35,9 +37,8 @@ class EntryView:
     flag: ThreatHit | None = None
     origin: KnowledgeChange | None = None
     editing: bool = False
-    draft: str = ""
-    error: str = ""
-    usage: str = ""
+    form: MemoryEntryForm | None = None  # the edit form, bound to what was typed after a refusal
+    error: str = ""  # a refused delete
     others: int = 0  # characters the file holds besides this entry (for the live counter)
 
 
@@ -52,9 +53,7 @@ class Panel:
     usage: str
     entries: list[EntryView]
     message: str = ""
-    add_error: str = ""
-    add_usage: str = ""
-    add_draft: str = ""
+    add_form: MemoryEntryForm | None = None  # bound to what was typed after a refusal
     flagged: int = field(default=0)
 
     @property
@@ -71,14 +70,6 @@ class Panel:
     def used_before_add(self) -> int:
         """Characters already used, counting the separator a new entry would bring."""
         return self.chars + (len(ENTRY_DELIMITER) if self.entries else 0)
-
-
-def over_limit_message(label: str, projected: int, limit: int) -> str:
-    """The store's refusal is worded for the agent ("use action 'replace' ... retry"); this is for a person."""
-    return (
-        f"Too long to save: {label} holds at most {limit:,} characters, and this would make it {projected:,} "
-        f"({projected - limit:,} over). Shorten this entry, or edit or delete other entries first. Nothing was saved."
-    )
 
 
 def entry_origins(target: str, entries: list[str]) -> dict[str, KnowledgeChange]:
@@ -113,8 +104,10 @@ def build_panel(store: MemoryStore, target: str, **state: Any) -> Panel:
     if entry_state and 0 <= entry_state["index"] < len(entries):
         for key, value in entry_state.items():
             setattr(entries[entry_state["index"]], key, value)
-    elif entry_state.get("error"):  # the entry itself is gone: say why at the top of the panel
-        state["message"] = entry_state["error"]
+    elif entry_state.get("form") is not None or entry_state.get("error"):
+        # The entry itself is gone: say why at the top of the panel.
+        form = entry_state.get("form")
+        state["message"] = errors_text(form) if form is not None else entry_state["error"]
     return Panel(
         target=target,
         label=spec.label,
@@ -179,40 +172,26 @@ def entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
         return render(request, "knowledge/_memory_panel.html", {"panel": panel})
     item = panel.entries[index]
     item.editing = request.GET.get("edit") == "1"
-    item.draft = item.text
+    item.form = MemoryEntryForm(store=store, target=target, index=index, initial={"content": item.text})
     return render(request, "knowledge/_memory_entry.html", {"entry": item, "panel": panel})
 
 
 @require_POST
 def add_entry(request: HttpRequest, target: str) -> HttpResponse:
     store = _store_for(target)
-    text = form_text(request, "content")
-    chars, limit = store.usage(target)
-    result = store.add_entry(target, text, USER)
-    if result["success"]:
+    form = MemoryEntryForm(request.POST, store=store, target=target)
+    if form.is_valid() and (result := form.save()) is not None:
         return _respond(request, store, target, True, message=result["message"])
-    error = str(result["error"])
-    projected = chars + (len(ENTRY_DELIMITER) if chars else 0) + len(text.strip())
-    if projected > limit:
-        error = over_limit_message(store.spec(target).label, projected, limit)
-    return _respond(request, store, target, False, add_error=error, add_usage=result.get("usage", ""), add_draft=text)
+    return _respond(request, store, target, False, add_form=form)
 
 
 @require_POST
 def edit_entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
     store = _store_for(target)
-    text = form_text(request, "content")
-    chars, limit = store.usage(target)
-    entries = store.entries(target)
-    result = store.edit_entry(target, index, text, USER, expected=_expected(request))
-    if result["success"]:
+    form = MemoryEntryForm(request.POST, store=store, target=target, index=index)
+    if form.is_valid() and (result := form.save()) is not None:
         return _respond(request, store, target, True, message=result["message"])
-    error = str(result["error"])
-    projected = chars - (len(entries[index]) if index < len(entries) else 0) + len(text.strip())
-    if projected > limit:
-        error = over_limit_message(store.spec(target).label, projected, limit)
-    state = {"editing": True, "draft": text, "error": error, "usage": result.get("usage", "")}
-    return _respond(request, store, target, False, entry={"index": index, **state}, message="")
+    return _respond(request, store, target, False, entry={"index": index, "editing": True, "form": form}, message="")
 
 
 @require_POST

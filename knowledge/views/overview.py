@@ -1,4 +1,4 @@
-"""Overview: what was learned over time, memory usage, most and never used skills (issue 7.6).
+"""Overview: what was learned over time, memory usage, most and never used skills.
 
 The chart is an inline SVG built here (no JavaScript charting, no inline styles: colours
 come from CSS classes per origin), with the same numbers in a table for screen readers.

@@ -1,4 +1,4 @@
-"""Review runs and the approval inbox (SPEC §5, §7).
+"""Review runs and the approval inbox.
 
 Approving a pending write (`PendingWrite.approve()`) applies it through the same tool adapters the
 review would have used (registered with knowledge.approvals), so it meets the same validation,

@@ -1,4 +1,4 @@
-"""History search page (SPEC §4): results as you type, filters, counts, pagination.
+"""History search page: results as you type, filters, counts, pagination.
 
 The page is one GET form so it works without JavaScript; htmx re-requests it on input and
 swaps in only the results partial (`request.htmx`). Everything a person types reaches the
@@ -88,6 +88,7 @@ def search_context(f: dict[str, Any]) -> dict[str, Any]:
         prev_qs=_query_string(f, f["page"] - 1) if f["page"] > 1 else None,
         next_qs=_query_string(f, f["page"] + 1) if f["page"] < pages and result.results else None,
         pages=pages,
+        hint="" if result.total or result.titles else query.syntax_hint(f["q"]),
     )
     return ctx
 

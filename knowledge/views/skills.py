@@ -1,4 +1,4 @@
-"""Skills pages (SPEC §7): list with search, filters and bulk actions; create; view, edit, toggle, delete.
+"""Skills pages: list with search, filters and bulk actions; create; view, edit, toggle, delete.
 
 Every write goes through SkillStore with Provenance(actor="user"): the page validates exactly as
 the agent's skill_manage does, and each write lands in the change log.
@@ -20,7 +20,7 @@ from knowledge.provenance import Provenance
 from knowledge.skills import outcomes
 from knowledge.skills.format import ParsedSkill, SkillError, parse_skill_md
 from knowledge.skills.store import SkillInfo, SkillStore
-from knowledge.views.memory import form_text
+from knowledge.views.forms import NewSkillForm, SkillEditForm
 
 USER = Provenance(actor="user")
 STATUSES = ("enabled", "disabled", "broken")
@@ -103,20 +103,16 @@ def bulk(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def new_skill(request: HttpRequest) -> HttpResponse:
-    name = request.POST.get("name", "").strip()
-    category = request.POST.get("category", "").strip()
-    content = form_text(request, "content") if request.method == "POST" else NEW_SKILL_TEMPLATE.format(name="my-skill")
-    error = ""
+    store = SkillStore()
     if request.method == "POST":
-        try:
-            SkillStore().create(name, content, category=category, prov=USER)
-        except SkillError as exc:
-            error = str(exc)
-        else:
+        form = NewSkillForm(request.POST, store=store)
+        if form.is_valid() and form.save():
+            name = form.cleaned_data["name"]
             messages.success(request, f"Skill '{name}' created")
             return redirect("skill_detail", name=name)
-    context = {"nav": "skills", "name": name, "category": category, "content": content, "error": error}
-    return render(request, "knowledge/skill_new.html", context)
+    else:
+        form = NewSkillForm(store=store, initial={"content": NEW_SKILL_TEMPLATE.format(name="my-skill")})
+    return render(request, "knowledge/skill_new.html", {"nav": "skills", "form": form})
 
 
 def _get(store: SkillStore, name: str) -> SkillInfo:
@@ -141,9 +137,7 @@ def _parsed(raw: str) -> ParsedSkill | None:
         return None  # the skill's own `error` already says why; the raw text is shown instead
 
 
-def _detail_context(
-    store: SkillStore, info: SkillInfo, file_path: str, draft: str | None, error: str
-) -> dict[str, Any]:
+def _detail_context(store: SkillStore, info: SkillInfo, file_path: str, form: SkillEditForm | None) -> dict[str, Any]:
     raw, read_error = _read(store, info.name)
     shown_file, file_error = _read(store, info.name, file_path) if file_path else ("", "")
     return {
@@ -156,8 +150,7 @@ def _detail_context(
         "file_path": file_path,
         "file_text": shown_file,
         "file_error": file_error,
-        "draft": raw if draft is None else draft,
-        "edit_error": error,
+        "form": form or SkillEditForm(store=store, skill=info, initial={"content": raw}),
         "usage": SkillUsage.objects.filter(name=info.name).first(),
         "history": KnowledgeChange.objects.filter(kind="skill", target=info.name).select_related("session")[
             :HISTORY_LIMIT
@@ -169,7 +162,7 @@ def _detail_context(
 def skill_detail(request: HttpRequest, name: str) -> HttpResponse:
     store = SkillStore()
     info = _get(store, name)
-    context = _detail_context(store, info, request.GET.get("file", ""), None, "")
+    context = _detail_context(store, info, request.GET.get("file", ""), None)
     return render(request, "knowledge/skill_detail.html", context)
 
 
@@ -177,13 +170,10 @@ def skill_detail(request: HttpRequest, name: str) -> HttpResponse:
 def edit_skill(request: HttpRequest, name: str) -> HttpResponse:
     store = SkillStore()
     info = _get(store, name)
-    content = form_text(request, "content")
-    try:
-        store.edit(name, content, prov=USER)
-    except SkillError as exc:
-        context = _detail_context(store, info, "", content, str(exc))
+    form = SkillEditForm(request.POST, store=store, skill=info)
+    if not (form.is_valid() and form.save()):
         template = "knowledge/_skill_editor.html" if request.htmx else "knowledge/skill_detail.html"
-        return render(request, template, context)
+        return render(request, template, _detail_context(store, info, "", form))
     messages.success(request, f"Skill '{name}' updated")
     if request.htmx:
         return HttpResponseClientRedirect(request.path.removesuffix("edit/"))

@@ -1,4 +1,4 @@
-"""Import a Hermes home / export everything (issue 7.8). The work is in knowledge/transfer/hermes_import.py."""
+"""Import a Hermes home / export everything. The work is in knowledge/transfer/hermes_import.py."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@
   });
 
   // A live character count under memory textareas: what the file would hold after saving,
-  // so a too-long entry is visible while typing, not only after Save (issue 13, defect 6).
+  // so a too-long entry is visible while typing, not only after Save.
   function count(area) {
     const out = document.getElementById(area.getAttribute("aria-describedby") || "");
     if (!out) return;

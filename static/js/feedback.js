@@ -1,4 +1,4 @@
-// 👍/👎 on the chat's answers (SPEC §10: skills are verified after use). Works on answers the
+// 👍/👎 on the chat's answers (skills are verified after use). Works on answers the
 // server rendered (data-message-id) and on answers streamed in later: a MutationObserver watches
 // the message list, and an answer whose id the page does not know yet is sent as "the latest".
 const chat = document.getElementById("chat");

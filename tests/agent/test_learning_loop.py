@@ -14,7 +14,7 @@ from tests.learning import (
 )
 
 # These tests are about the loop's rhythm, with turns like "turn 3" that state nothing: the
-# evidence rule (tested in tests/agent/tools/test_evidence_gate.py) is off so the seed's writes land.
+# evidence rule (tested in tests/agent/tools/test_evidence_gate.py) is off so writes without quotes land, as in Hermes Agent.
 SEED_RULES = "learning:\n  evidence: off\n"
 
 
@@ -56,13 +56,8 @@ def test_memory_prompt_when_skill_review_is_off(tmp_path, server):
     assert r.returncode == 0, r.stderr
     reviews = review_starts(server)
     assert [review_kind(b) for b in reviews] == ["memory"]
-    # The review may only use the four knowledge tools.
-    assert sorted(t["function"]["name"] for t in reviews[0]["tools"]) == [
-        "memory",
-        "skill_manage",
-        "skill_view",
-        "skills_list",
-    ]
+    # The review may only use the knowledge tools, and a memory-only review cannot write skills.
+    assert sorted(t["function"]["name"] for t in reviews[0]["tools"]) == ["memory", "skill_view", "skills_list"]
 
 
 def test_real_memory_call_on_turn_5_moves_review_to_turn_15(tmp_path, server):

@@ -9,6 +9,8 @@ from tests.cli import CLIHome, new_home
 from tests.wire import ANSWER_CASES, ERROR_CASES, REFUSAL_CASES, TOOL_CASES, WireCase
 from tests.wire.replay import FOLLOW_UP, replay, uses
 
+MARKUP = ("<tool_call>", "<function=", "<parameter", "<|", "<｜", "[TOOL_CALLS]", "<think>", "</think>")
+
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> CLIHome:
@@ -40,7 +42,10 @@ def test_tool_shape_saves_the_memory_entry_it_asked_for(home, server, case):
     for content in case.saves:
         assert content in entries, (content, entries, r.stderr)
     assert FOLLOW_UP in r.stdout
-    assert "<tool_call>" not in r.stdout and "<function=" not in r.stdout
+    assert not [m for m in MARKUP if m in r.stdout], r.stdout
+    assert "could not be read" not in r.stderr
+    if case.reasoning:
+        assert case.reasoning.strip() not in r.stdout
 
 
 @pytest.mark.parametrize("case", ANSWER_CASES, ids=str)
@@ -97,3 +102,32 @@ def test_reasoning_content_goes_back_on_the_next_request_of_a_resumed_session(ho
     resumed = server.chat_requests()[-1]["messages"]
     thinking = [m.get("reasoning_content") for m in resumed if m["role"] == "assistant" and m.get("tool_calls")]
     assert thinking == [case.reasoning]
+
+
+def test_a_call_that_cannot_be_read_is_said_in_the_turn(home, server):
+    from tests.wire import chunk, sse
+
+    raw = sse(chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+              "function": {"name": "memory", "arguments": '{"target": "memory", "content": "cut'}}]}),
+              chunk({}, "tool_calls"))  # fmt: skip
+    case = WireCase("unreadable-args", "synthetic", "-", 12, raw, stream=True)
+    replay(server, case)
+    r = _chat(home, server, case, "please remember this")
+    assert r.returncode == 0, r.stderr
+    assert "note: The model's call to memory could not be read — nothing was saved." in r.stderr
+
+
+def test_gemini_signature_is_stored_and_sent_back_in_a_resumed_session(home, server):
+    from tests.wire.gemini import CASES as GEMINI
+    from tests.wire.gemini import SIGNATURE
+
+    case = GEMINI[0]
+    replay(server, case)
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "gemini-resume"}
+    first = home.manage("chat", "--session", "gm", "-m", "remember", env=env)
+    assert first.returncode == 0 and FOLLOW_UP in first.stdout, first.stderr
+    second = home.manage("chat", "--session", "gm", "-m", "next", env=env)  # a new process, history from the database
+    assert second.returncode == 0 and FOLLOW_UP in second.stdout, second.stderr
+    resumed = server.chat_requests()[-1]["messages"]
+    calls = [tc for m in resumed if m["role"] == "assistant" and m.get("tool_calls") for tc in m["tool_calls"]]
+    assert calls[0]["extra_content"]["google"]["thought_signature"] == SIGNATURE

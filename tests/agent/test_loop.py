@@ -9,7 +9,7 @@ import time
 from agent.llm import ChatClient
 from agent.loop import AgentLoop, ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
-from agent.tools.results import ToolResult
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult
 from tests.fakellm import Reply, ScriptedLLM
 
 
@@ -66,6 +66,32 @@ def test_tool_call_split_across_chunks_runs_and_result_goes_back():
         second = s.requests[1]["messages"]
         assert second[-1]["role"] == "tool" and second[-2]["tool_calls"][0]["function"]["name"] == "echo"
         assert [e for e in events if isinstance(e, TurnDone)][0].final_text == "done"
+    finally:
+        s.stop()
+
+
+def test_a_result_is_cut_at_its_tools_own_limit_and_stays_json():
+    s = _server()
+    try:
+        s.push(
+            Reply(tool_calls=[{"name": "big", "arguments": {}}, {"name": "small", "arguments": {}}]), Reply(text="ok")
+        )
+        text = "w" * 30_000  # over the default cap, under big's own limit
+
+        def handler(args, ctx):
+            return ToolResult.success(text=text)
+
+        reg = ToolRegistry(
+            [
+                Tool("big", "reads a lot", {"type": "object"}, handler, max_result_chars=50_000),
+                Tool("small", "the default cap", {"type": "object"}, handler),
+            ]
+        )
+        events = _run(AgentLoop(_client(s), reg, ToolContext()), [{"role": "user", "content": "go"}])
+        big, small = [json.loads(e.result) for e in events if isinstance(e, ToolFinished)]
+        assert big == {"success": True, "text": text}
+        assert small["truncated"] is True and small["total_chars"] > MAX_RESULT_CHARS
+        assert len(small["content"]) == MAX_RESULT_CHARS
     finally:
         s.stop()
 

@@ -1,4 +1,4 @@
-"""The default tool registry follows the configuration (SPEC §2: a target switched off leaves
+"""The default tool registry follows the configuration (a target switched off leaves
 the tool; both off, the tool goes)."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
 - `screenshot(name, page=None)`: saves artifacts/screenshots/<name>.png (gitignored).
 
 Run these in their own pytest process (`pytest -m browser tests/browser`): Playwright's sync
-API breaks later pytest-asyncio tests in the same process (DESIGN "Known traps").
+API breaks later pytest-asyncio tests in the same process (docs/DECISIONS.md, record 16).
 """
 
 from __future__ import annotations

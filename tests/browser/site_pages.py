@@ -58,7 +58,11 @@ PendingWrite.objects.create(kind="memory", tool_name="memory", review=run,
     arguments={{"target": "memory", "action": "add", "content": "Deploys go out on Tuesdays"}})
 PendingWrite.objects.create(kind="memory", tool_name="memory", review=run,
     arguments={{"target": "memory", "action": "add", "content": "Likes tabs"}}).reject()
-print(run.pk, change.pk)
+from agent.chat.branching import fork_before, last_user_message
+from knowledge.models import ChatSession
+parent = ChatSession.objects.get(pk={session!r})
+fork = fork_before(parent, last_user_message(parent).pk)
+print(run.pk, change.pk, fork.pk)
 """
 
 _seeded: dict[str, dict[str, str]] = {}
@@ -110,8 +114,8 @@ def seed_site(browser: Browser, server: LiveServer, llm: ScriptedLLM) -> dict[st
         category="devops",
     )
     session = _chat_turn(browser, server, llm)
-    review, change = _server_python(server, REVIEW_SCENARIO.format(session=session)).split()
-    _seeded[server.url] = {"session": session, "review": review, "change": change}
+    review, change, fork = _server_python(server, REVIEW_SCENARIO.format(session=session)).split()
+    _seeded[server.url] = {"session": session, "review": review, "change": change, "fork": fork}
     return _seeded[server.url]
 
 
@@ -121,6 +125,8 @@ def site_pages(ids: dict[str, str]) -> list[SitePage]:
         SitePage("login", "/login", "button[type=submit]", logged_in=False),
         SitePage("chat", chat, "#send"),
         SitePage("sessions", chat, "#new-chat", open_drawer=True),
+        # A chat with another version: its bar of versions must read in both themes.
+        SitePage("chat-branched", f"/c/{ids['fork']}/", ".branches a"),
         SitePage("overview", "/overview/", "main h1"),
         SitePage("memory", "/memory/", ".memory-add button"),
         SitePage("skills", "/skills/", "a[href='/skills/new/']"),

@@ -1,5 +1,5 @@
 """axe-core (the copy shipped in the `axe-playwright-python` package) on every page, in light and
-dark mode, and on a phone-sized window with the chat list and the menu open (issue 13): no
+dark mode, and on a phone-sized window with the chat list and the menu open: no
 critical and no serious violations."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Keyboard use (issue 13): the skip link, the message list reached and scrolled from the keyboard,
+"""Keyboard use: the skip link, the message list reached and scrolled from the keyboard,
 the "?" list of shortcuts, and the chat list drawer on a phone-sized window."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Message actions in a real browser (issue 13): copy, edit-and-resend, regenerate, the chat's
+"""Message actions in a real browser: copy, edit-and-resend, regenerate, the chat's
 model, export. Each test does what a person would do and checks what they would see."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Writing and reading a chat in a real browser (issue 13): attachments, Escape, following
+"""Writing and reading a chat in a real browser: attachments, Escape, following
 the stream only at the bottom, and a refused socket sending the page to the login."""
 
 from __future__ import annotations

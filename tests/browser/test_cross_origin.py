@@ -1,4 +1,4 @@
-"""A page on another origin gets nothing from the dashboard (issue 8), in a real browser: while
+"""A page on another origin gets nothing from the dashboard, in a real browser: while
 the victim is logged in, an attacker page served by a second local server (another port, so
 another origin but the same site for cookies) cannot open the websockets, post forms or read
 pages; the server's state shows nothing happened."""

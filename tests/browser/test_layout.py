@@ -1,4 +1,4 @@
-"""Every page at 1280, 768 and 390 px (issue 13): no sideways scroll, the navigation reachable
+"""Every page at 1280, 768 and 390 px: no sideways scroll, the navigation reachable
 (through the "Menu" button on narrow windows), the page's main control on screen, and a
 screenshot of each in artifacts/screenshots/layout-<width>-<page>.png to look at."""
 

@@ -1,4 +1,4 @@
-"""Dark mode, the not-found page and the favicon (issue 13), in a real browser."""
+"""Dark mode, the not-found page and the favicon, in a real browser."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Logging out in a real browser ends the session in every tab (issue 14, item 9)."""
+"""Logging out in a real browser ends the session in every tab."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Security in a real browser (issue 8): a corpus of XSS payloads placed everywhere a person or
+"""Security in a real browser: a corpus of XSS payloads placed everywhere a person or
 the model can write renders inertly on every page (the attacker page on another origin is in
 tests/browser/test_cross_origin.py).
 

@@ -1,4 +1,4 @@
-"""Site-wide details in a real browser (issue 13, defect 5): no console errors from a missing
+"""Site-wide details in a real browser: no console errors from a missing
 favicon, and an unknown address gets a page with the navigation instead of a bare 404."""
 
 from __future__ import annotations

@@ -62,6 +62,22 @@ def test_search_filters_and_no_js_form(page: Page, llm, daphne_server) -> None:
     expect(page.locator(".search-hit")).to_have_count(2)
 
 
+def test_search_syntax_or_prefix_and_the_hint(page: Page, llm, daphne_server, screenshot) -> None:
+    chat_once(page, llm, "The wombat deployment failed", answer="Roll back the wombat release")
+    page.goto("/search/")
+    page.locator("#search-q").press_sequentially("deploy*", delay=20)
+    expect(page.locator(".search-hit")).to_have_count(1)
+    expect(page.locator(".search-title")).to_have_count(1)  # the chat is titled by its first message
+    page.goto("/search/?q=zebra+OR+release")
+    expect(page.locator(".search-hit")).to_have_count(1)
+    expect(page.locator(".search-hit .badge").first).to_have_text("assistant")
+    page.goto("/search/")
+    page.locator("#search-q").press_sequentially("Zeb*", delay=20)
+    expect(page.locator("#search-hint")).to_contain_text("word* finds words that start with it")
+    expect(page.locator("#search-count")).to_contain_text("No messages match")
+    screenshot("tools-search-hint", page)
+
+
 def _hermes_zip(tmp_path: Path) -> Path:
     files = {
         "hermes/memories/MEMORY.md": "Imported note: builds use make\n§\nMulti-line\nimported note",

@@ -1,4 +1,4 @@
-"""Pending writes (SPEC §7, write approval): approve applies once through the owning store with
+"""Pending writes (write approval): approve applies once through the owning store with
 the review's provenance, reject writes nothing, a failed apply is recorded with its error."""
 
 from __future__ import annotations

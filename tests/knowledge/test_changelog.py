@@ -1,4 +1,4 @@
-"""The change log (SPEC §7): stores record who changed what (undo: tests/knowledge/test_undo.py)."""
+"""The change log: stores record who changed what (undo: tests/knowledge/test_undo.py)."""
 
 from __future__ import annotations
 

@@ -60,3 +60,20 @@ def test_fsync_dir_needs_an_existing_folder(tmp_path: Path):
     fsync_dir(tmp_path)
     with pytest.raises(FileNotFoundError):
         fsync_dir(tmp_path / "missing")
+
+
+def test_create_private_is_0600_whatever_the_umask_and_never_replaces(tmp_path):
+    import os
+    import stat
+
+    from knowledge.fileio import create_private
+
+    old = os.umask(0)
+    try:
+        assert create_private(tmp_path / "token", "first") is True
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "token").stat().st_mode) == 0o600
+    assert create_private(tmp_path / "token", "second") is False
+    assert (tmp_path / "token").read_text() == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["token"]  # no temp file left behind

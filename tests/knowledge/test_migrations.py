@@ -1,5 +1,8 @@
-"""Upgrading a database made with the previous schema (conversations in the `agent` app) keeps
-every row, every link between rows, and the full-text search over them."""
+"""Upgrading a database made with an earlier schema keeps every row, every link between rows, and
+the full-text search over them: the first schema (conversations in the `agent` app,
+tests/fixtures/make_v1_db.py) and the one before the `agent` app's migrations were folded into
+`knowledge` and the migrations lost their ticket numbers (tests/fixtures/make_v2_db.py), the
+latter on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,15 +10,42 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests import dbs
 from tests.cli import CLIHome
 
-# The previous schema shipped as a SQLite database: the upgrade path people actually have.
-pytestmark = pytest.mark.skipif(dbs.on_postgres(), reason="the fixture is a SQLite database")
+# The first schema shipped as a SQLite database: the upgrade path people actually have.
+sqlite_only = pytest.mark.skipif(dbs.on_postgres(), reason="the fixture is a SQLite database")
+postgres_only = pytest.mark.skipif(not dbs.on_postgres(), reason="the fixture is a PostgreSQL dump")
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "schema_v1.sqlite3"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURE = FIXTURES / "schema_v1.sqlite3"
+V2_SQLITE = FIXTURES / "schema_v2.sqlite3"
+V2_POSTGRES = FIXTURES / "schema_v2_postgres.sql"
+V2_TABLES = [
+    "knowledge_chatsession", "knowledge_message", "knowledge_reviewrun", "knowledge_knowledgechange",
+    "knowledge_pendingwrite", "knowledge_skillusage", "knowledge_modelcapabilities", "knowledge_skilloutcome",
+    "knowledge_answerfeedback",
+]  # fmt: skip
+# What the search finds in the fixture's rows, and a message written after the upgrade.
+SEARCH_SCRIPT = (
+    "from knowledge.search import search_messages\n"
+    "from knowledge.models import ChatSession, Message\n"
+    "def found(q): return sorted(Message.objects.get(pk=h.message_id).content for h in search_messages(q).results)\n"
+    "print(found('OOM killer'))\n"
+    "print(found('部署失败'))\n"
+    "print(found('memory target'))\n"
+    "Message.objects.create(session=ChatSession.objects.get(name='demo'), role='user', content='zebra crossing')\n"
+    "print(len(search_messages('zebra').results))\n"
+)
+SEARCH_OUTPUT = [
+    "['Exit 137 means the OOM killer ran.']",
+    "['服务器部署失败了，怎么办？']",
+    "['']",  # the tool call's arguments
+    "1",
+]
 
 # (old table, new table): the conversation tables moved; the knowledge tables stayed.
 TABLES = [
@@ -39,6 +69,7 @@ def _rows(db: Path, table: str, columns: list[str]) -> list[tuple]:
         return sorted(conn.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall(), key=repr)
 
 
+@sqlite_only
 def test_previous_schema_migrates_with_every_row_and_the_search_index(tmp_path):
     home = CLIHome(tmp_path / "home")
     home.path.mkdir()
@@ -64,6 +95,7 @@ def test_previous_schema_migrates_with_every_row_and_the_search_index(tmp_path):
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
 
 
+@sqlite_only
 def test_migrated_history_is_searchable_and_new_messages_are_indexed(tmp_path):
     home = CLIHome(tmp_path / "home")
     home.path.mkdir()
@@ -85,3 +117,80 @@ def test_migrated_history_is_searchable_and_new_messages_are_indexed(tmp_path):
         "['服务器部署失败了，怎么办？']",
         "1",
     ]
+
+
+def _applied(rows: list[tuple]) -> dict[str, set[str]]:
+    apps: dict[str, set[str]] = {}
+    for app, name in rows:
+        apps.setdefault(app, set()).add(name)
+    return apps
+
+
+def _check_migrated(home: CLIHome, before: dict[str, list[tuple]], columns: dict[str, list[str]], rows) -> None:
+    for table in V2_TABLES:
+        assert rows(table, columns[table]) == before[table], table
+    applied = _applied(home.query("SELECT app, name FROM django_migrations"))
+    assert "agent" not in applied  # the app has no migrations: their records are gone
+    assert {"0011_postgres_search_table", "0015_search_top_postgres", "0016_forget_agent_migrations"} <= applied[
+        "knowledge"
+    ]
+    pending = home.manage("migrate", "--check", "--noinput")
+    assert pending.returncode == 0, pending.stdout + pending.stderr
+    done = home.manage("shell", "--no-imports", "-c", SEARCH_SCRIPT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == SEARCH_OUTPUT
+
+
+@sqlite_only
+def test_todays_schema_migrates_with_every_row_and_the_search_index(tmp_path):
+    home = CLIHome(tmp_path / "home")
+    home.path.mkdir()
+    db = home.path / "dashboard.sqlite3"
+    shutil.copy(V2_SQLITE, db)
+    columns = {table: _columns(V2_SQLITE, table) for table in V2_TABLES}
+    before = {table: _rows(V2_SQLITE, table, columns[table]) for table in V2_TABLES}
+    assert all(before.values()), "the fixture holds rows in every table"
+
+    done = home.manage("migrate", "--noinput")
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        for table in ("knowledge_message_fts", "knowledge_message_trigram"):
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
+        assert conn.execute("SELECT count(*) FROM knowledge_message_fts").fetchone() == (5,)
+    _check_migrated(home, before, columns, lambda table, cols: _rows(db, table, cols))
+
+
+def _pg_rows(url: str, table: str, columns: list[str]) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        names = ", ".join(f'"{c}"' for c in columns)  # `binary` is a keyword on PostgreSQL
+        return sorted(conn.execute(f"SELECT {names} FROM public.{table}").fetchall(), key=repr)
+
+
+@postgres_only
+def test_todays_schema_on_postgres_migrates_with_every_row_and_the_search_index(tmp_path):
+    home = CLIHome(tmp_path / "home")
+    home.path.mkdir()
+    url = dbs.database_env(home.path)["DATABASE_URL"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(V2_POSTGRES.read_text(encoding="utf-8"))
+    with psycopg.connect(url) as conn:
+        columns = {
+            table: [
+                row[0]
+                for row in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position",
+                    [table],
+                )
+            ]
+            for table in V2_TABLES
+        }
+    before = {table: _pg_rows(url, table, columns[table]) for table in V2_TABLES}
+    assert all(before.values()), "the fixture holds rows in every table"
+
+    done = home.manage("migrate", "--noinput")
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM knowledge_message_search").fetchone() == (5,)
+    _check_migrated(home, before, columns, lambda table, cols: _pg_rows(url, table, cols))

@@ -1,4 +1,4 @@
-"""The system prompt (SPEC §2, §3): identity, the frozen memory blocks with their 46-'═' rules and
+"""The system prompt: identity, the frozen memory blocks with their 46-'═' rules and
 headers, then the skills index; disabled targets and empty stores leave their part out."""
 
 from __future__ import annotations

@@ -4,12 +4,14 @@ Each case names the server and version it imitates and the public page (doc or i
 shape was taken from. The byte layout (which fields, where, how split) is the server's; the
 tool called and its arguments are ours (`memory` add), so every tool-calling shape saves an
 entry a test can look for. Cases are grouped per server in the modules of this package and
-collected in `CASES`; `family` is the numbered item of issue 12 the case covers.
+collected in `CASES`; `family` numbers the class of shape a case belongs to (1-10 the first
+wave recorded, 11-20 the second: see the README's table of servers).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +25,7 @@ class WireCase:
     name: str
     server: str  # server and version imitated
     source: str  # public URL the shape comes from
-    family: int  # 1-10: the numbered item of issue 12
+    family: int  # the class of shape (see the module docstring)
     raw: Raw
     stream: bool  # server-sent events (else one JSON body)
     saves: tuple[str, ...] = ()  # memory entries its tool calls save
@@ -33,6 +35,9 @@ class WireCase:
     refuses: str = ""  # the feature a refusal case refuses (capability name)
     prompt_tokens: int | None = None  # usage it reports, when it reports any
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # The server's answer to the request after the tool results (a plain "saved" when None);
+    # a function of the request when the server checks what it was sent back.
+    follow_up: Raw | Callable[[dict[str, Any]], Raw] | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -69,9 +74,35 @@ def error(status: int, payload: Any, **headers: str) -> Raw:
 
 
 def _collect() -> list[WireCase]:
-    from tests.wire import llamacpp, lmstudio, mistral, ollama, openrouter, reasoning, transport, usage, vllm
+    from tests.wire import (
+        gateways,
+        gemini,
+        llamacpp,
+        lmstudio,
+        mistral,
+        ollama,
+        openrouter,
+        reasoning,
+        templates,
+        transport,
+        usage,
+        vllm,
+    )
 
-    modules = (ollama, llamacpp, lmstudio, vllm, openrouter, reasoning, mistral, usage, transport)
+    modules = (
+        ollama,
+        llamacpp,
+        lmstudio,
+        vllm,
+        openrouter,
+        reasoning,
+        mistral,
+        usage,
+        transport,
+        gemini,
+        gateways,
+        templates,
+    )
     return [c for m in modules for c in m.CASES]
 
 

@@ -31,7 +31,14 @@ def uses(feature: str) -> Callable[[dict[str, Any]], bool]:
 
 def replay(server: ScriptedLLM, case: WireCase) -> None:
     """The case answers the first request it fits; later requests get a plain answer."""
-    server.default = lambda body: Reply(text=FOLLOW_UP)
+    follow = case.follow_up
+    if callable(follow):
+        answer = follow
+        server.default = lambda body: Reply(raw=answer(body))
+    elif follow is not None:
+        server.default = lambda body: Reply(raw=follow)
+    else:
+        server.default = lambda body: Reply(text=FOLLOW_UP)
     if case.error:
         server.default = lambda body: Reply(raw=case.raw)
     elif case.refuses:

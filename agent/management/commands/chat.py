@@ -1,4 +1,4 @@
-"""`python manage.py chat [--session NAME] [-m TEXT ...]` — the terminal chat (SPEC §8).
+"""`python manage.py chat [--session NAME] [-m TEXT ...]` — the terminal chat.
 
 Answers stream to standard output; tool activity and errors go to standard error; the 💾
 lines of background reviews go to standard output. With -m it runs the messages as turns,
@@ -25,7 +25,7 @@ from agent.learning import notify
 from agent.learning.review import wait_for_reviews
 from agent.llm import LLMError
 from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
-from hermes_site.config import ConfigError
+from hermes_site.config import ConfigError, write_defaults
 from knowledge.history.runs import recover_after_restart
 from knowledge.models import Message, ReviewRun
 from knowledge.skills import outcomes
@@ -54,6 +54,7 @@ class Command(BaseCommand):
         self._heard: set[int] = set()  # reviews whose notice this process printed
         self._started = timezone.now()
         _ensure_database()
+        write_defaults()  # first run: every setting in config.yaml, for a person to edit
         recover_after_restart()
         try:
             agent = AgentSession.open(name=opts["session"], source="cli")

@@ -16,8 +16,8 @@ from hermes_site import config as hermes_config
 class Command(BaseCommand):
     help = (
         "Run the labelled learning-quality cases through the real review path against the configured "
-        "model, with the evidence rule on and off; print precision, recall, unsupported writes, duplicates, "
-        "skills created and tokens."
+        "model, with the evidence gate on and off (the same prompt in both); print precision, recall, bad "
+        "saves, held writes, conflicts and duplicates left, skills created and tokens."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -6,9 +6,12 @@ import os
 import sys
 from typing import Any
 
+from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from hermes_site.access import login_url
+from hermes_site import config as hermes_config
+from hermes_site.access import exposed_home_warning, login_url
 from hermes_site.websocket_server import command
 
 
@@ -21,6 +24,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         host, port = opts["host"], opts["port"]
+        # A fresh home has no tables yet: without this the link printed below would answer 500.
+        call_command("migrate", interactive=False, verbosity=0)
+        warning = exposed_home_warning(settings.HERMES_HOME)
+        if warning:
+            self.stderr.write(warning)
+        hermes_config.write_defaults()  # first run: every setting in config.yaml, for a person to edit
         self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
         self.stdout.flush()
         # Through the project's launcher: daphne with websocket limits that match the chat socket's own.

@@ -1,5 +1,5 @@
 // Follow a streaming answer only while the reader is at the bottom; otherwise leave their
-// place alone and offer a "jump to latest" button (issue 13, defect 2).
+// place alone and offer a "jump to latest" button.
 
 const SLACK_PX = 40; // "at the bottom" allows for a line of rounding and padding
 

@@ -51,3 +51,11 @@ def test_only_a_user_message_of_this_chat_can_be_forked_from(home):
     empty, _ = _chat()
     with pytest.raises(branching.ForkError, match="no message"):
         branching.last_user_message(empty)
+
+
+def test_the_fork_point_is_checked_without_forking(home):
+    session, made = _chat(("user", "q"), ("assistant", "a"))
+    assert branching.fork_point(session, made[0].pk) == made[0]
+    with pytest.raises(branching.ForkError, match="Only your own messages"):
+        branching.fork_point(session, made[1].pk)
+    assert ChatSession.objects.count() == 1

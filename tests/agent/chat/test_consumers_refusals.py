@@ -1,5 +1,5 @@
 """Websocket refusals against a real daphne: bad session ids and oversized frames get a close
-reason, never an HTTP 500 or a bare connection reset (issue 14, item 6)."""
+reason, never an HTTP 500 or a bare connection reset."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def test_system_prompt_is_byte_identical_for_every_turn_of_a_session(home, llm):
         Reply(text="noted"),
     )
     agent = AgentSession.open(source="cli")
-    for text in ("one", "two", "three"):
+    for text in ("Remember: deploys on Fridays are banned here", "two", "three"):
         list(agent.run_turn(text))
     prompts = {body["messages"][0]["content"] for body in llm.chat_requests()}
     assert len(prompts) == 1  # the write landed on disk but not in this session's prompt

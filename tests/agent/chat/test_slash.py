@@ -1,4 +1,4 @@
-"""Slash invocation of skills: `/<name> <instruction>` (SPEC §3)."""
+"""Slash invocation of skills: `/<name> <instruction>`."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_broken_skill_is_not_invoked(store: SkillStore, home: Path) -> None:
     assert expand_slash("/docker-debug x", store) is None
 
 
-# --- skills as Hermes installs them: three folders deep (issue 17.5) -----------------------------
+# --- skills as Hermes installs them: three folders deep ------------------------------------------
 
 
 @pytest.mark.django_db

@@ -52,6 +52,22 @@ def test_no_messages_or_an_empty_answer_is_said_plainly(llm):
         titles.suggest_title(session)
 
 
+def test_a_title_answered_as_server_sent_events_or_an_html_page(llm):
+    # Some servers answer a plain request with an SSE stream (KAITO), some proxies with a sign-in page.
+    from tests.fakellm import Raw
+    from tests.wire import chunk, sse
+
+    session = chat_service.create_session()
+    Message.objects.create(session=session, role="user", content="how do I ship to staging?")
+    llm.push(
+        Reply(raw=sse(chunk({"role": "assistant", "content": "Shipping "}), chunk({"content": "to staging"}, "stop")))
+    )
+    assert titles.suggest_title(session) == "Shipping to staging"
+    llm.push(Reply(raw=Raw(body="<html><title>Sign in</title></html>", headers={"Content-Type": "text/html"})))
+    with pytest.raises(LLMError, match="HTML page"):
+        titles.suggest_title(session)
+
+
 # -- the automatic title after a chat's first exchange (chat.auto_title) --------------------------
 
 AUTO_TITLE = "model:\n  max_retries: 0\nchat:\n  auto_title: true\n"
@@ -172,3 +188,27 @@ def test_without_a_model_configured_no_title_is_asked(home):
     first = Message.objects.create(session=session, role="user", content="hi")
     Message.objects.create(session=session, role="assistant", content="hello")
     assert not titles.after_turn(session, hermes_config.get(), first.pk)
+
+
+@pytest.mark.parametrize(
+    ("answer", "title"),
+    [
+        ("SUMMARY: Debugging Docker Compose ports", "Debugging Docker Compose ports"),
+        ('"Fixing the CI cache"', "Fixing the CI cache"),
+        ("**Title:** 'Release notes for 2.1'", "Release notes for 2.1"),
+        ("Title - Rust lifetimes\nThis chat is about lifetimes.", "Rust lifetimes"),
+        ("「部署到生产环境」", "部署到生产环境"),
+        ("标题：部署到生产环境", "部署到生产环境"),
+        ("# Planning the Berlin trip.", "Planning the Berlin trip"),
+    ],
+)
+def test_model_titles_are_cleaned_of_labels_quotes_and_markup(answer, title):
+    assert titles.clean_title(answer) == title
+
+
+def test_a_long_model_title_is_cut_at_a_word_within_sixty_characters():
+    answer = "SUMMARY: " + "A conversation about configuring reverse proxies for several daphne workers behind nginx"
+    title = titles.clean_title(answer)
+    assert len(title) <= 60 and title.endswith("…")
+    assert title.startswith("A conversation about configuring reverse proxies")
+    assert not title[:-1].endswith(" ")

@@ -92,7 +92,7 @@ def test_agent_saves_memory_creates_and_views_skill_and_next_session_knows(tmp_p
             tool_calls=[
                 {
                     "name": "memory",
-                    "arguments": {"target": "user", "action": "add", "content": "Drinks green tea, never coffee"},
+                    "arguments": {"target": "user", "action": "add", "content": "Only drinks green tea"},
                 }
             ]
         ),
@@ -114,7 +114,7 @@ def test_agent_saves_memory_creates_and_views_skill_and_next_session_knows(tmp_p
     r = home.manage("chat", "-m", "hello again")
     assert r.returncode == 0, r.stderr
     prompt = server.requests[-1]["messages"][0]["content"]
-    assert "USER PROFILE (who the user is)" in prompt and "Drinks green tea, never coffee" in prompt
+    assert "USER PROFILE (who the user is)" in prompt and "Only drinks green tea" in prompt
     assert "- tea-brewing: How the user brews green tea" in prompt
 
 

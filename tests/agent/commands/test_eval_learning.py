@@ -90,7 +90,7 @@ def _by_mode(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_sloppy_reviewer_precision_rises_with_the_evidence_rule(home, llm):
     _reviewer(llm, SLOPPY)
     table, report = _eval()
-    print(table)  # quoted in the issue note
+    print(table)  # the README quotes these figures
     modes = _by_mode(report)
     on, off = modes["required"], modes["off"]
     assert on["precision"] > off["precision"]

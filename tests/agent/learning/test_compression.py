@@ -1,4 +1,4 @@
-"""Memory flush and context compression (SPEC §5): where the conversation is cut, when it is
+"""Memory flush and context compression: where the conversation is cut, when it is
 compressed, and that neither the flush nor the summary loses a stored message."""
 
 from __future__ import annotations
@@ -162,3 +162,15 @@ def test_the_kept_token_count_follows_a_growing_and_a_rewritten_conversation():
     assert count(messages) == estimate_tokens(messages) < 200
     del messages[1:]
     assert count(messages) == estimate_tokens(messages)
+
+
+def test_a_summary_answered_as_server_sent_events_is_used(home, llm):
+    # Servers such as KAITO answer a plain (stream=false) request with an SSE stream.
+    from tests.wire.gateways import CASES
+
+    case = next(c for c in CASES if c.name == "kaito_plain_request_answered_with_sse")
+    write_config(home, "memory:\n  flush_min_turns: 0\n")
+    agent = AgentSession.open(session_id=_stored_session(10).pk)
+    llm.push(Reply(raw=case.raw))
+    assert compress(agent)
+    assert agent.messages[4]["content"] == SUMMARY_PREFIX + case.answer

@@ -1,4 +1,4 @@
-"""The learning loop's two counters (SPEC §5), driven as the runner drives them."""
+"""The learning loop's two counters, driven as the runner drives them."""
 
 from __future__ import annotations
 

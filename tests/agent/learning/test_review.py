@@ -175,7 +175,7 @@ def test_compression_keeps_the_conversation_going(home, llm):
                         "target": "memory",
                         "action": "add",
                         "content": "User grows tomatoes",
-                        "evidence": ["about my garden"],
+                        "evidence": ["I grow tomatoes in my garden"],
                     },
                 }
             ]
@@ -184,7 +184,7 @@ def test_compression_keeps_the_conversation_going(home, llm):
     agent = AgentSession.open(source="cli")
     first_prompt = agent.session.system_prompt
     for i in range(12):
-        events = _turn(agent, f"message {i} about my garden " + "y" * 300)
+        events = _turn(agent, f"message {i} about my garden: I grow tomatoes in my garden " + "y" * 300)
         assert _answer(events).startswith("noted")
     session = ChatSession.objects.get(pk=agent.session.pk)
     assert session.compression_count >= 1

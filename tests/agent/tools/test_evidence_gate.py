@@ -1,4 +1,4 @@
-"""Knowledge verification through the real review path (SPEC §10): evidence, duplicates, outcomes."""
+"""Knowledge verification through the real review path: evidence, duplicates, outcomes."""
 
 from __future__ import annotations
 

@@ -18,12 +18,12 @@ from django.db import connection
 from agent.tools.memory_tool import PARAMETERS, apply_pending, make_tool, memory_tool
 from agent.tools.registry import ToolContext, ToolRegistry
 from knowledge.memory.store import MemoryStore, parse, serialise
-from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
+from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
 from tests import dbs
 from tests.conftest import write_config
 
-REPO = Path(__file__).resolve().parents[3]  # tests/agent/tools/ -> the repository
+REPO = Path(__file__).resolve().parents[3]
 
 
 def call(args, ctx=None):
@@ -118,9 +118,13 @@ def test_disabled_target_is_refused(home):
 
 @pytest.mark.django_db
 def test_staged_write_is_pending_until_applied(home):
-    review = ReviewRun.objects.create(prompt_kind="memory")
+    session = ChatSession.objects.create()
+    review = ReviewRun.objects.create(session=session, prompt_kind="memory")
     said = [{"role": "user", "content": "I prefer short answers, please."}]
-    ctx = ToolContext(actor="review", review_id=review.pk, stage_writes={"memory": True}, seen=said)
+    Message.objects.create(session=session, **said[0])
+    ctx = ToolContext(
+        actor="review", session_id=session.pk, review_id=review.pk, stage_writes={"memory": True}, seen=said
+    )
     args = {
         "target": "user",
         "action": "add",

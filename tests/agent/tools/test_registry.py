@@ -59,12 +59,25 @@ def test_a_tool_exception_becomes_a_result():
     assert _error(_registry().dispatch("boom", "{}", ToolContext())) == "Tool 'boom' failed: KeyError: 'missing'"
 
 
-def test_results_are_capped_and_say_how_long_they_were():
-    full = len(_registry().dispatch("huge", "{}", ToolContext()).to_json())
-    result = _registry().dispatch("huge", "{}", ToolContext()).content()
-    assert result.startswith('{"success": true, "text": "xxx')
-    assert result.endswith(f"[truncated: result was {full} characters]")
-    assert len(result) < MAX_RESULT_CHARS + 100
+def test_results_are_capped_and_stay_json_that_says_how_long_they_were():
+    full = _registry().dispatch("huge", "{}", ToolContext()).to_json()
+    result = json.loads(_registry().dispatch("huge", "{}", ToolContext()).content())
+    assert result["success"] is True and result["truncated"] is True
+    assert result["content"] == full[:MAX_RESULT_CHARS] and result["content"].startswith(
+        '{"success": true, "text": "xxx'
+    )
+    assert result["total_chars"] == len(full) and f"{len(full):,} characters" in result["note"]
+
+
+def test_a_cut_json_result_keeps_its_success_flag():
+    failing = Tool("fail", "", {"type": "object"}, lambda a, c: ToolResult.failure("y" * 30_000))
+    result = json.loads(ToolRegistry([failing]).dispatch("fail", {}, ToolContext()).content())
+    assert result["success"] is False and result["truncated"] is True
+
+
+def test_a_result_is_cut_at_the_limit_it_is_given():
+    result = json.loads(_registry().dispatch("huge", "{}", ToolContext()).content(100))
+    assert result["truncated"] is True and len(result["content"]) == 100
 
 
 def test_a_subset_refuses_everything_else():

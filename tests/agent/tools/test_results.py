@@ -39,13 +39,20 @@ def test_a_payload_in_the_tool_protocol_keeps_its_meaning():
     assert ToolResult.from_payload({"count": 2}).content() == '{"count": 2}'
 
 
-def test_a_huge_result_is_cut_and_says_its_full_length():
+def test_a_huge_result_is_cut_stays_json_and_says_its_full_length():
     result = ToolResult.success(text="y" * (2 * MAX_RESULT_CHARS))
-    full = len(result.to_json())
-    content = result.content()
-    assert content.startswith('{"success": true, "text": "yyy')
-    assert content.endswith(f"\n…[truncated: result was {full} characters]")
-    assert len(content) == MAX_RESULT_CHARS + len(f"\n…[truncated: result was {full} characters]")
+    full = result.to_json()
+    cut = json.loads(result.content())
+    assert cut["success"] is True and cut["truncated"] is True and cut["total_chars"] == len(full)
+    assert cut["content"] == full[:MAX_RESULT_CHARS] and cut["content"].startswith('{"success": true, "text": "yyy')
+    assert f"{len(full):,} characters" in cut["note"]
+
+
+def test_a_result_is_cut_at_the_limit_its_tool_sets():
+    result = ToolResult.failure("z" * 500)
+    assert result.content(1000) == result.to_json()
+    cut = json.loads(result.content(100))
+    assert cut["success"] is False and len(cut["content"]) == 100
 
 
 def test_a_stored_result_is_read_back_as_json_not_searched():
@@ -55,7 +62,7 @@ def test_a_stored_result_is_read_back_as_json_not_searched():
     assert stored_ok("plain text a tool wrote before results were JSON")
 
 
-def test_a_stored_result_cut_at_the_cap_is_judged_by_its_head():
+def test_a_stored_result_cut_at_the_cap_keeps_its_flag():
     cut = ToolResult.failure("x" * (2 * MAX_RESULT_CHARS)).content()
     assert not stored_ok(cut)
     assert stored_ok(ToolResult.success(text="x" * (2 * MAX_RESULT_CHARS)).content())

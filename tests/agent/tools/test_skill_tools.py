@@ -1,4 +1,4 @@
-"""The skill tools as the model sees them: skills_list, skill_view, skill_manage (SPEC §3)."""
+"""The skill tools as the model sees them: skills_list, skill_view, skill_manage."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.skill_tools import apply_pending, make_tools
 from hermes_site import config as hermes_config
-from knowledge.models import ChatSession, KnowledgeChange, PendingWrite, ReviewRun, SkillUsage
+from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
 
@@ -210,14 +210,19 @@ def test_provenance_comes_from_the_context(tools: ToolRegistry) -> None:
 def test_staged_writes_wait_for_approval(tools: ToolRegistry, home: Path) -> None:
     session = ChatSession.objects.create()
     run = ReviewRun.objects.create(session=session, prompt_kind="skill")
-    said = [{"role": "user", "content": "Deploy by running make deploy"}]
+    said = [
+        {"role": "user", "content": "Deploy by running make deploy"},
+        {"role": "tool", "content": "$ make deploy\ndeploy: released build 41 to staging"},
+    ]
+    for message in said:
+        Message.objects.create(session=session, **message)
     ctx = ToolContext(actor="review", session_id=session.id, review_id=run.pk, stage_writes={"skills": True}, seen=said)
     args = {
         "action": "create",
         "name": "deploy",
         "content": skill_md("deploy"),
         "category": "ops",
-        "evidence": "running make deploy",
+        "evidence": ["Deploy by running make deploy", "deploy: released build 41 to staging"],
     }
     result = manage(tools, ctx, **args)
     assert result == {

@@ -3,7 +3,6 @@ search migration, restored, or remade) becomes searchable again, and stays in sy
 
 from __future__ import annotations
 
-import importlib
 import io
 
 import pytest
@@ -11,7 +10,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from knowledge.models import ChatSession, Message
-from knowledge.search import search_messages
+from knowledge.search import schema, search_messages
 from tests import dbs
 
 # The SQLite FTS5 side (PostgreSQL's index is tested through the same search tests, knowledge/search/postgres.py).
@@ -19,8 +18,6 @@ pytestmark = [
     pytest.mark.django_db,
     pytest.mark.skipif(dbs.on_postgres(), reason="FTS5 objects; PostgreSQL has its own index"),
 ]
-
-_migration = importlib.import_module("knowledge.migrations.0003_search_index")
 
 
 def _ids(query: str) -> list[int]:
@@ -32,7 +29,7 @@ def test_rebuild_recreates_both_indexes_and_their_triggers():
     latin = Message.objects.create(session=s, role="user", content="memcached eviction policy")
     chinese = Message.objects.create(session=s, role="assistant", content="缓存淘汰策略")
     with connection.cursor() as cur:
-        for sql in _migration.REVERSE_SQL:  # as a database from before the search migration
+        for sql in schema.SQLITE_DROP:  # as a database from before the search migration
             cur.execute(sql)
     out = io.StringIO()
     call_command("rebuild_search_index", "--optimize", stdout=out)

@@ -1,10 +1,11 @@
-"""MemoryStore behaviour of SPEC §2 and §7: files, limits, errors, backups, snapshot (its change log
+"""MemoryStore behaviour (docs/BEHAVIOUR.md, Memory): files, limits, errors, backups, snapshot (its change log
 and undo: test_memory_store_history.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from knowledge.memory.ops import OpError, Overflow
 from knowledge.memory.store import RULE, MemoryStore, WriteRefused, format_usage, parse, serialise
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
@@ -163,6 +164,23 @@ def test_replace_that_overflows_is_rejected(store):
     result = store.replace("memory", "short", "s" * 300, AGENT)
     assert result["success"] is False and "over the limit" in result["error"]
     assert "short" in store.entries("memory")
+
+
+def test_check_entry_says_what_a_write_would_do_without_writing(home, store):
+    store.add("memory", "short", AGENT)
+    fill(store, "memory", 2, 1000)
+    before = mem_file(home).read_bytes()
+    assert store.check_entry("memory", "x" * 10).changed  # an add that fits
+    with pytest.raises(OpError) as err:
+        store.check_entry("memory", "s" * 300, index=0, expected="short")
+    # The figures, for a page to word it for a person; the model's text is unchanged.
+    assert err.value.overflow == Overflow(before=2011, added=300, after=2306, limit=2200)
+    assert "Consolidate now" in err.value.message
+    with pytest.raises(OpError, match="changed on disk"):
+        store.check_entry("memory", "new", index=0, expected="not what is there")
+    assert mem_file(home).read_bytes() == before
+    # The tool's result keeps its fields: the figures are not sent to the model.
+    assert "overflow" not in store.replace("memory", "short", "s" * 300, AGENT)
 
 
 def test_shrinking_an_over_limit_file_is_allowed(home, store):

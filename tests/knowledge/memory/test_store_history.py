@@ -1,4 +1,4 @@
-"""MemoryStore's history (SPEC §7): every change logged with its full before and after, outside
+"""MemoryStore's history: every change logged with its full before and after, outside
 edits logged before the next write, and undo byte for byte, one change or a whole review."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""MemoryStore in a home shared with Hermes Agent or edited by hand (issue 17.3, 17.7, 17.8):
+"""MemoryStore in a home shared with Hermes Agent or edited by hand:
 outside text is never lost, a symlinked MEMORY.md stays a link, and the tool speaks Hermes' contract."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_symlinked_memory_file_is_written_through_the_link(home: Path, tmp_path:
     assert link.is_symlink() and "added by the agent" in real.read_text(encoding="utf-8")
 
 
-# --- Hermes' tool contract (issue 17.8) ----------------------------------------------------------
+# --- Hermes' tool contract -----------------------------------------------------------------------
 
 
 def test_null_or_missing_target_means_memory(home: Path) -> None:

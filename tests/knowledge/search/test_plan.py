@@ -10,7 +10,8 @@ from django.db import connection
 from django.utils import timezone
 
 from knowledge.models import ChatSession, Message
-from knowledge.search.plan import FTS_TABLE, TRIGRAM_TABLE, Filters, plan_query
+from knowledge.search.filters import Filters
+from knowledge.search.plan import FTS_TABLE, TRIGRAM_TABLE, plan_query
 from knowledge.search.sanitize import parse_terms
 from tests import dbs
 

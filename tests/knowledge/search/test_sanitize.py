@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.search.sanitize import MAX_QUERY_CHARS, parse_terms, sanitize_query
+from knowledge.search.sanitize import MAX_QUERY_CHARS, parse_terms, sanitize_query, syntax_hint
 
 
 @pytest.mark.parametrize(
@@ -20,9 +20,14 @@ from knowledge.search.sanitize import MAX_QUERY_CHARS, parse_terms, sanitize_que
         ('"exact phrase" other', '"exact phrase" "other"'),
         ('unbalanced "quote here', '"unbalanced" "quote" "here"'),
         ('"one" "two" "three', '"one" "two" "three"'),
-        ("docker AND compose OR NOT swarm NEAR x", '"docker" "compose" "swarm" "x"'),
+        ("docker AND compose OR NOT swarm NEAR x", '("docker" "compose") OR ("swarm" "x")'),  # OR: alternatives
+        ("kafka OR 部署", '("kafka") OR ("部署")'),
+        ("OR docker OR", '"docker"'),  # OR with nothing on one side: no alternative
+        ("50% 增长100%的", '"50" "增长100%的"'),  # % is literal in Chinese text only
         ("AND", '"AND"'),  # only operators: search for the word itself
-        ("foo* ^bar (baz) {qux} col:val +plus -minus", '"foo" "bar" "baz" "qux" "col" "val" "plus" "minus"'),
+        ("foo* ^bar (baz) {qux} col:val +plus -minus", '"foo"* "bar" "baz" "qux" "col" "val" "plus" "minus"'),
+        ("deploy*", '("deploy"* OR "deplo"*)'),  # a prefix, also one letter shorter (porter stems it)
+        ("部署*", '"部署"'),  # substring search: no prefixes
         ("NEAR(a b, 3)", '"a" "b" "3"'),
         ("部署 服务器", '"部署" "服务器"'),
         ("café", '"café"'),
@@ -84,3 +89,17 @@ def test_operator_soup_is_valid_fts5(fts: sqlite3.Connection, words: list[str]) 
         query = sanitize_query(text)
         if query is not None:
             fts.execute("SELECT rowid FROM w WHERE w MATCH ?", (query,)).fetchall()
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("Deb*", "word* finds words that start"),
+        ('"deploy*" nginx', "Try fewer words"),  # inside quotes a * is just text
+        ("-word", "A leading -"),
+        ("docker-compose", "Try fewer words"),  # a hyphen inside a word is part of it
+        ("kafka AND lag", "Every word must appear already"),
+    ],
+)
+def test_syntax_hint_says_what_the_query_meant(text: str, start: str) -> None:
+    assert syntax_hint(text).startswith(start)

@@ -13,6 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from knowledge import search
 from knowledge.models import ChatSession, Message
 from knowledge.search import results as search_results
 from knowledge.search import search_messages, search_sessions
@@ -137,7 +138,7 @@ def test_words_with_the_same_token_share_a_list_and_phrases_do_not_use_one(many_
     phrase = Message.objects.create(session=s, role="user", content="connect the service now").pk
     assert _page('"connect the"') == [phrase]
     with connection.cursor() as cur:
-        token = search_top.backend().token
+        token = search.backend().top.token
         assert token(cur, "as") == "as"  # the database's stemmer keeps short words (a Python porter says "a")
         assert token(cur, "technology") == "technolog"
         assert token(cur, "docker-compose") is None  # several tokens: a phrase, ranked exactly

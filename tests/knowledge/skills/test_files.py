@@ -1,4 +1,4 @@
-"""Skill discovery on disk (issue 17.5, 17.9): skills at any depth, as Hermes installs them, and
+"""Skill discovery on disk: skills at any depth, as Hermes installs them, and
 skills over a limit listed with a warning instead of hidden."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SKILL.md format: frontmatter rules and validation messages (SPEC §3)."""
+"""The SKILL.md format: frontmatter rules and validation messages."""
 
 from __future__ import annotations
 

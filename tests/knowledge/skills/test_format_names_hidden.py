@@ -1,4 +1,4 @@
-"""Skill names and supporting-file names cannot hide anything (issue 14, item 3)."""
+"""Skill names and supporting-file names cannot hide anything."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Path safety of the skill store (SPEC §3): hostile names and paths are refused and nothing
+"""Path safety of the skill store: hostile names and paths are refused and nothing
 is written outside the skill's folder.
 
 Each test runs on a HERMES_HOME inside its own tmp_path, so the whole parent directory can be

@@ -1,4 +1,4 @@
-"""Undo of skill changes: one change, a deleted folder, everything a review did (SPEC §7)."""
+"""Undo of skill changes: one change, a deleted folder, everything a review did."""
 
 from __future__ import annotations
 

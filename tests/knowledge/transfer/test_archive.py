@@ -1,4 +1,4 @@
-"""Archives people upload: header bombs and over-long names are refused clearly (issue 14, items 4-5)."""
+"""Archives people upload: header bombs and over-long names are refused clearly."""
 
 from __future__ import annotations
 

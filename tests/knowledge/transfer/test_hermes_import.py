@@ -100,7 +100,7 @@ def test_import_reports_overflow_threats_and_name_clashes(home: Path, tmp_path: 
     )
     (src / "skills" / "broken").mkdir()
     (src / "skills" / "broken" / "SKILL.md").write_text("no frontmatter", encoding="utf-8")
-    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside SPEC's four folders")
+    (src / "skills" / "devops" / "docker-compose-debug" / "notes.txt").write_text("outside the format's four folders")
 
     report = transfer.import_path(src)
     by_name = {i.name: i for i in report.items}
@@ -240,7 +240,7 @@ def test_import_and_undo_commands(home: Path, tmp_path: Path, capsys: pytest.Cap
         call_command("import_hermes", "--undo", "99999")
 
 
-# --- a home shared with Hermes Agent (issue 17.4, 17.5, 17.9) ------------------------------------
+# --- a home shared with Hermes Agent -------------------------------------------------------------
 
 
 def test_import_keeps_every_file_of_a_skill_and_the_page_lists_them(auth_client, home: Path, tmp_path: Path) -> None:
@@ -273,3 +273,15 @@ def test_import_lists_an_over_long_description_with_a_warning(home: Path, tmp_pa
     (item,) = [i for i in report.items if i.kind == "skill"]
     assert item.outcome == "added" and "truncated" in item.reason
     assert SkillStore().get("poster").usable
+
+
+def test_import_checks_the_limit_before_scanning_each_entry(home: Path, tmp_path: Path) -> None:
+    """A small archive that unpacks to thousands of hostile-looking entries: sizes first."""
+    src = make_hermes_home(tmp_path / "hermes")
+    entries = ["<p" * 500 + f" {n}" for n in range(2000)]
+    (src / "memories" / "MEMORY.md").write_text("\n§\n".join(entries), encoding="utf-8")
+    report = transfer.import_path(src)
+    memory_items = [i for i in report.items if i.kind == "memory"]
+    assert len(memory_items) == 2000
+    assert all(i.outcome == "rejected" and "over the limit" in i.reason for i in memory_items[2:])
+    assert len(MemoryStore().entries("memory")) <= 2

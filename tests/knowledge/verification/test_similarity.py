@@ -44,3 +44,19 @@ def test_duplicate_pairs_across_both_files():
         [("memory", "Deploys with docker compose"), ("user", "Uses Vim"), ("user", "deploys with Docker Compose")]
     )
     assert [(a.where, b.where) for a, b in pairs] == [("memory", "user")]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("server A runs nginx", "server B runs nginx"),
+        ("The staging DB is on host db1.internal", "The staging DB is on host db2.internal"),
+        ("Backups run at 02:00 from /var/lib/app", "Backups run at 03:00 from /var/lib/app"),
+        ("Pinned to Django 5.1", "Pinned to Django 5.2"),
+        ("Release freeze starts 2026-12-14", "Release freeze starts 2026-12-21"),
+    ],
+)
+def test_entries_naming_different_things_are_never_duplicates(a, b):
+    assert similarity(a, b) >= 0.5  # they look alike…
+    assert nearest(a, [("memory", b)]) is None  # …but say two things
+    assert duplicate_pairs([("memory", a), ("memory", b)]) == []

@@ -1,7 +1,7 @@
 """The threat corpus through every way a note reaches memory: the memory tool, the memory page, import.
 
-Acceptance (issue 14): at least 95% of at least 300 hostile notes (8 languages, 10+ disguise
-families) refused on every path, at most 1% of at least 300 benign notes refused. Issue 17:
+The bar: at least 95% of at least 300 hostile notes (8 languages, 10+ disguise
+families) refused on every path, at most 1% of at least 300 benign notes refused; and
 every phrasing Hermes Agent refuses is refused here too, including through `replace`.
 The figures are printed (run with -s to see them).
 """
@@ -21,7 +21,7 @@ from knowledge.provenance import Provenance
 from knowledge.transfer.hermes_import import import_home
 from tests.conftest import write_config
 from tests.knowledge.verification.threat_corpus import BENIGN, HOSTILE
-from tests.knowledge.verification.threat_corpus_benign import BENIGN_MORE
+from tests.knowledge.verification.threat_corpus_benign import BENIGN_LOOKALIKES, BENIGN_MORE
 from tests.knowledge.verification.threat_corpus_disguise import FAMILIES, disguised
 from tests.knowledge.verification.threat_corpus_hermes import HERMES_BLOCKED
 from tests.knowledge.verification.threat_corpus_intl import BENIGN_INTL, HOSTILE_INTL
@@ -34,7 +34,7 @@ HOSTILE_ALL = (
     + [t for v in HOSTILE_INTL.values() for t in v]
     + [t for _, t in disguised()]
 )
-BENIGN_ALL = BENIGN + BENIGN_MORE + [t for v in BENIGN_INTL.values() for t in v]
+BENIGN_ALL = BENIGN + BENIGN_MORE + BENIGN_LOOKALIKES + [t for v in BENIGN_INTL.values() for t in v]
 HX = {"HTTP_HX_REQUEST": "true"}
 
 
@@ -139,3 +139,24 @@ def test_tag_smuggled_instruction_is_refused_and_named(roomy):
 def test_user_profile_entry_is_scanned_like_memory(roomy):
     result = MemoryStore().add("user", HOSTILE_INTL["de"][0], Provenance(actor="agent"))
     assert not result["success"] and str(result["error"]).startswith("Blocked")
+
+
+def test_rates_per_language_and_family_are_printed():
+    """Hostile refused and benign refused for every language and disguise family (run with -s)."""
+    from knowledge.verification.threat_scan import scan
+
+    groups: dict[str, tuple[list[str], list[str]]] = {
+        "en": ([t for t, _ in HOSTILE] + HERMES_BLOCKED, BENIGN + BENIGN_MORE),
+        **{lang: (HOSTILE_INTL[lang], BENIGN_INTL.get(lang, [])) for lang in HOSTILE_INTL},
+        **{f"family {name}": ([t for f, t in disguised() if f == name], []) for name in FAMILIES},
+        "benign look-alikes": ([], BENIGN_LOOKALIKES),
+    }
+    lines = []
+    for name, (hostile, benign) in groups.items():
+        caught = sum(scan(t) is not None for t in hostile)
+        refused = sum(scan(t) is not None for t in benign)
+        lines.append(f"{name:28} hostile {caught}/{len(hostile)} refused; benign {refused}/{len(benign)} refused")
+        assert caught >= 0.9 * len(hostile), name
+    print("\n" + "\n".join(lines))
+    benign_refused = sum(scan(t) is not None for t in BENIGN_ALL)
+    assert benign_refused <= 0.01 * len(BENIGN_ALL)

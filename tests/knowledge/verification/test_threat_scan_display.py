@@ -1,4 +1,4 @@
-"""Curation pages show stored invisible characters as visible markers (issue 14, item 1)."""
+"""Curation pages show stored invisible characters as visible markers."""
 
 from __future__ import annotations
 

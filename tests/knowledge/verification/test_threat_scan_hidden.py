@@ -1,4 +1,4 @@
-"""Hidden text: what the model would read must be what the curator reads (issue 14, item 1)."""
+"""Hidden text: what the model would read must be what the curator reads."""
 
 from __future__ import annotations
 
@@ -58,4 +58,4 @@ def test_scan_time_per_note_is_measured():
         scan(note)
     per_note = (time.perf_counter() - started) / len(notes) * 1000
     print(f"\nthreat scan: {per_note:.2f} ms per benign note over {len(notes)} notes")
-    assert readings(NOTE)[0][0] == NOTE
+    assert readings(NOTE)[0][0] == NOTE.lower()

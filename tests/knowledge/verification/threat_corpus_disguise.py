@@ -76,6 +76,31 @@ def leet(text: str) -> str:
     return text.translate(str.maketrans("oeai", "0341"))
 
 
+_SEPARATORS = "_.-/+~*"
+
+
+def separators(text: str) -> str:
+    # Words glued into one token, a different separator for each base phrase.
+    sep = _SEPARATORS[len(text) % len(_SEPARATORS)]
+    return sep.join(text.rstrip(".").split(" "))
+
+
+def diacritics(text: str) -> str:
+    return text.translate(str.maketrans("eoaui", "éöàüí"))
+
+
+def combining_marks(text: str) -> str:
+    return "".join(c + "\u0301" if c in "aeiou" else c for c in text)
+
+
+# Look-alikes beyond Cyrillic and Greek: Cherokee, Malayalam, IPA letters, the Cyrillic palochka.
+_LOOKALIKES = str.maketrans({"l": "\u04cf", "o": "\u0d66", "g": "\u0261", "i": "\u026a", "A": "\u13aa", "T": "\u13a2"})
+
+
+def lookalikes(text: str) -> str:
+    return text.translate(_LOOKALIKES)
+
+
 def percent(text: str) -> str:
     return "see " + "".join(f"%{b:02X}" for b in text.encode())
 
@@ -93,6 +118,10 @@ FAMILIES: dict[str, Callable[[str], str]] = {
     "full-width": fullwidth,
     "leetspeak": leet,
     "percent-encoding": percent,
+    "separators": separators,
+    "diacritics": diacritics,
+    "combining-marks": combining_marks,
+    "lookalikes": lookalikes,
 }
 
 

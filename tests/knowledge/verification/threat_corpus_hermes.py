@@ -2,7 +2,7 @@
 
 A home shared with Hermes must be at least as strict from the dashboard's side: every one of
 these is refused through the memory tool (add and replace), the memory page and import.
-The first twelve are the inputs issue 17 lists.
+The first twelve are inputs Hermes blocks that an earlier scan here let through.
 """
 
 from __future__ import annotations

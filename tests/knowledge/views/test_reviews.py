@@ -103,6 +103,26 @@ def test_inbox_previews_memory_and_skill_writes_with_count(auth_client, home, ru
     assert '<td class="diff-left">step one</td>' in html and '<td class="diff-right">step two</td>' in html
 
 
+def test_held_writes_show_why_they_wait(auth_client, home, run):
+    args = {"target": "user", "action": "add", "content": "Prefers 2-space indents"}
+    reason = "Conflict: it is about the same thing as the user entry 'Prefers 4-space indents' and says something else."
+    PendingWrite.objects.create(
+        kind="memory", tool_name="memory", arguments=args, review=run, unsupported=True, reason=reason
+    )
+    skill = {"action": "create", "name": "deploy", "content": skill_md("deploy")}
+    PendingWrite.objects.create(
+        kind="skill",
+        tool_name="skill_manage",
+        arguments=skill,
+        review=run,
+        unsupported=True,
+        reason="Untested: nothing in the conversation shows these steps ran and worked.",
+    )
+    html = auth_client.get("/pending/").content.decode()
+    assert '<span class="badge bad">conflict</span>' in html and "Prefers 4-space indents" in html
+    assert '<span class="badge bad">untested</span>' in html
+
+
 def test_approve_applies_with_the_reviews_provenance(auth_client, home, run):
     item = stage("memory", {"target": "memory", "action": "add", "content": "Uses podman"}, run)
     resp = auth_client.post(f"/pending/{item.pk}/approve/", follow=True)

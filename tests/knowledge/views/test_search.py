@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from html import escape
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from knowledge.models import ChatSession, Message
@@ -137,3 +139,30 @@ def test_hostile_content_renders_inert(auth_client) -> None:
 def test_search_requires_login(client, db) -> None:
     resp = client.get("/search/", {"q": "x"})
     assert resp.status_code == 302 and resp["Location"].startswith("/login")
+
+
+@pytest.mark.parametrize(
+    ("query", "hint"),
+    [
+        ("Deb*", "word* finds words that start with it"),
+        ("-nginx", "A leading - does not leave a word out here"),
+        ("kafka AND zookeeper", "AND adds nothing"),
+        ("zzqx", 'a "quoted phrase"'),
+    ],
+)
+def test_a_query_that_finds_nothing_gets_a_syntax_hint(auth_client, query: str, hint: str) -> None:
+    html = auth_client.get("/search/", {"q": query}).content.decode()
+    assert "No messages match" in html and 'id="search-hint"' in html and escape(hint) in html
+
+
+def test_a_query_that_finds_something_gets_no_hint(auth_client) -> None:
+    Message.objects.create(session=ChatSession.objects.create(), role="user", content="kafka broker")
+    html = auth_client.get("/search/", {"q": "kafka OR zookeeper"}).content.decode()
+    assert "1</strong> matching message" in html and "search-hint" not in html
+
+
+def test_a_session_whose_title_alone_matches_is_listed_without_a_hint(auth_client) -> None:
+    titled = ChatSession.objects.create(title="fingerprint-login")
+    html = auth_client.get("/search/", {"q": "fingerprint"}).content.decode()
+    assert "No messages match" in html and 'id="search-titles"' in html and "search-hint" not in html
+    assert f'href="{reverse("chat", args=[titled.id])}"' in html and "fingerprint-login" in html

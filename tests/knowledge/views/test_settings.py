@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from hermes_site import config as hermes_config
-from knowledge.views.settings import FIELDS
+from knowledge.views.forms import SettingsForm
 from tests.hermes_home import HERMES_CONFIG
 
 pytestmark = pytest.mark.django_db
@@ -17,15 +17,13 @@ pytestmark = pytest.mark.django_db
 
 def form(**overrides: Any) -> dict[str, Any]:
     """The form as the page shows it for the current config, with some fields changed."""
-    data = hermes_config.get().data
     values: dict[str, Any] = {}
-    for f in FIELDS:
-        value = data[f.section][f.key]
-        if f.kind == "bool":
-            if value:
-                values[f.name] = "on"
+    for name, field in SettingsForm(config=hermes_config.get()).fields.items():
+        if isinstance(field.initial, bool):
+            if field.initial:
+                values[name] = "on"
         else:
-            values[f.name] = str(value)
+            values[name] = str(field.initial)
     for key, value in overrides.items():
         name = key.replace("__", ".")
         if value is None:
@@ -60,9 +58,9 @@ def test_save_writes_config_and_next_session_uses_it(auth_client, home: Path) ->
     assert on_disk["memory"]["nudge_interval"] == 4 and on_disk["memory"]["user_char_limit"] == 2000
     assert on_disk["skills"]["write_approval"] is True and on_disk["compression"]["enabled"] is False
     assert on_disk["compression"]["threshold"] == 0.7 and on_disk["review"]["model"] == "small-model"
-    assert on_disk["agent"]["max_iterations"] == 60  # keys not on the form are kept
+    assert on_disk["chat"] == {"auto_title": False}  # keys not on the form are kept
     cfg = hermes_config.get()  # reset: the next reader sees the new file
-    assert cfg.get("memory", "nudge_interval") == 4 and cfg.get("model", "base_url") == "http://127.0.0.1:1234/v1"
+    assert cfg.memory.nudge_interval == 4 and cfg.model.base_url == "http://127.0.0.1:1234/v1"
 
 
 def test_save_keeps_skills_disabled_list(auth_client, home: Path) -> None:

@@ -56,11 +56,21 @@ def test_search_and_filters_return_rows_for_htmx(auth_client, store):
 def test_broken_skill_is_flagged_with_its_error(auth_client, home, store):
     path = home / "skills" / "half-done" / "SKILL.md"
     path.parent.mkdir(parents=True)
-    path.write_text("no frontmatter here", encoding="utf-8")
+    path.write_text("---\nname: half-done\n---\nno description here\n", encoding="utf-8")
     html = auth_client.get("/skills/").content.decode()
-    assert "broken" in html and "must start with YAML frontmatter" in html
+    assert "broken" in html and "description&#x27; is required" in html
     detail = auth_client.get("/skills/half-done/").content.decode()
-    assert "must start with YAML frontmatter" in detail and "no frontmatter here" in detail
+    assert "description&#x27; is required" in detail and "no description here" in detail
+
+
+def test_a_skill_without_frontmatter_is_used_with_a_note(auth_client, home, store):
+    path = home / "skills" / "release-notes" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("Write the notes from merged pull requests.\n", encoding="utf-8")
+    html = auth_client.get("/skills/").content.decode()
+    assert 'data-skill="release-notes"' in html and "Write the notes from merged pull requests." in html
+    detail = auth_client.get("/skills/release-notes/").content.decode()
+    assert "Used as it is, but: SKILL.md has no frontmatter" in detail
 
 
 def test_create_by_hand(auth_client, home):
@@ -120,11 +130,11 @@ def test_edit_with_broken_frontmatter_is_refused_with_the_reason(auth_client, ho
 def test_disable_enable_and_delete(auth_client, home, store):
     assert auth_client.post("/skills/tea-brewing/toggle/").status_code == 302
     hermes_config.reset()
-    assert "tea-brewing" in hermes_config.get().get("skills", "disabled")
+    assert "tea-brewing" in hermes_config.get().skills.disabled
     assert "tea-brewing" not in [s["name"] for s in auth_client.get("/api/skills/slash").json()["skills"]]
     auth_client.post("/skills/tea-brewing/toggle/")
     hermes_config.reset()
-    assert "tea-brewing" not in hermes_config.get().get("skills", "disabled")
+    assert "tea-brewing" not in hermes_config.get().skills.disabled
     resp = auth_client.post("/skills/tea-brewing/delete/")
     assert resp.status_code == 302 and resp["Location"] == "/skills/"
     assert not (home / "skills" / "tea-brewing").exists()

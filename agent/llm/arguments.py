@@ -1,0 +1,78 @@
+"""A tool call's arguments text, from the pieces a server streamed, made into one JSON object.
+
+Servers disagree on what a piece is. Most send new pieces (joined as they come); some send the
+whole arguments so far on every chunk (DeepSeek via Qianfan, GLM-style servers); some end with
+one more chunk holding the whole arguments again (gateway adapters); vLLM's hermes parser can
+send the object as a JSON string; models wrap it in a ```json fence or leave a template token
+after it. Joining blindly gives `{"a":{"a":1}` or `{"a":1}{"a":1}`, so the pieces are read by
+what they are, and only when the plain join is not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+_DECODER = json.JSONDecoder()
+
+
+def parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def merge_arguments(pieces: list[str]) -> str:
+    """The arguments text the pieces make: joined, or read as cumulative / repeated whole."""
+    joined = "".join(pieces)
+    if len(pieces) < 2 or parses(joined):
+        return joined
+    merged = ""
+    for piece in pieces:
+        if merged and piece.startswith(merged):
+            merged = piece  # the piece repeats everything so far, and perhaps more
+        elif merged and is_object(merged) and is_object(piece):
+            merged = piece  # the whole arguments again
+        else:
+            merged += piece
+    if parses(merged):
+        return merged
+    return pieces[-1] if is_object(pieces[-1]) else joined
+
+
+def decode_arguments(text: str) -> str:
+    """The JSON object text inside a JSON string, a ```json fence, or before a stray token;
+    the text unchanged when it is already an object or holds none."""
+    if is_object(text):
+        return text
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, str) and is_object(value):
+        return value  # sent as a JSON string holding the object: decoded once
+    fenced = _FENCE.match(text)
+    if fenced and is_object(fenced.group(1)):
+        return fenced.group(1)
+    start = text.find("{")
+    if start < 0:
+        return text
+    try:
+        obj, end = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError:
+        return text
+    rest = text[:start] + text[end:]
+    # Only a trailing token or whitespace may be dropped, never a second object or more text.
+    if isinstance(obj, dict) and "{" not in rest and len(rest.strip()) <= 40:
+        return json.dumps(obj, ensure_ascii=False)
+    return text

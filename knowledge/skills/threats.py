@@ -1,0 +1,88 @@
+"""The threat scan for skills: what a skill says reaches the model as much as a memory entry does.
+
+A skill's name and description are in every session's system prompt (the index), and its
+SKILL.md and text files reach the model through skill_view. So every write of a skill file is
+scanned (a hit means nothing is written, as for memory), and every skill is scanned again when
+it is listed (a hit leaves it out of the index and skill_view, and the skills page shows why):
+files written by hand, by Hermes or by an older version were never scanned on the way in.
+
+Binary files are not scanned: skill_view refuses to show them as text. Results are remembered
+per file (path, size, modification time), so listing the skills does not re-read every file.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from knowledge.skills.format import SkillError
+from knowledge.verification.threat_scan import ThreatHit, scan_long
+
+__all__ = ["check_text", "check_write", "folder_threat", "text_threat"]
+
+_cache: dict[tuple[str, int, int, int], ThreatHit | None] = {}
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 4096
+
+
+def text_threat(data: bytes | str) -> ThreatHit | None:
+    """The first threat in a file's content; None for clean text and for binary files."""
+    if isinstance(data, bytes):
+        if b"\x00" in data:
+            return None
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return scan_long(data)
+
+
+def _message(label: str, hit: ThreatHit) -> str:
+    return f"{label} matches threat pattern '{hit.id}': {hit.reason}"
+
+
+def check_write(label: str, data: bytes | str) -> None:
+    """Refuse a write whose content would put a threat in front of the model."""
+    hit = text_threat(data)
+    if hit is not None:
+        raise SkillError(f"Blocked: {_message(label, hit)}. Nothing was saved.")
+
+
+def check_text(label: str, text: str) -> None:
+    """Refuse a name or category that is itself an instruction (names are in the prompt's index)."""
+    # Names join words with separators ("ignore-previous-instructions"): read them as words.
+    check_write(label, text.replace("-", " ").replace("_", " ").replace("/", " "))
+
+
+def _file_threat(path: Path) -> ThreatHit | None:
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+    try:
+        hit = text_threat(path.read_bytes()) if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        hit = None  # unreadable: skill_view cannot show it either
+    with _cache_lock:
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.clear()
+        _cache[key] = hit
+    return hit
+
+
+def folder_threat(name: str, category: str, files: Iterable[tuple[str, Path]]) -> str:
+    """Why a skill is left out of the prompt ("" when it is not): its name or a file is a threat."""
+    for label, text in ((f"the skill name '{name}'", name), (f"the category '{category}'", category)):
+        hit = text_threat(text.replace("-", " ").replace("_", " ").replace("/", " ")) if text else None
+        if hit is not None:
+            return f"Left out of the prompt: {_message(label, hit)}."
+    for rel, path in files:
+        hit = _file_threat(path)
+        if hit is not None:
+            return f"Left out of the prompt: {_message(rel, hit)}. Edit or remove the text to use the skill."
+    return ""

@@ -1,0 +1,155 @@
+"""`manage.py eval_learning` with a "true-quote" sloppy reviewer: everything it quotes was really
+said (or pasted, or shown to the model), but does not support what it saves. The deterministic
+checks must cut its bad saves by at least 80 % against the gate off, while a careful reviewer keeps
+its recall, with the same prompt in both modes."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from agent.learning.review import EVIDENCE_RULE
+from agent.learning_eval.run import load_cases
+from tests.fakellm import Reply
+from tests.learning import is_review_followup, is_review_start, review_starts
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _mem(content: str, *evidence: str, target: str = "user", action: str = "add", **extra: Any) -> dict[str, Any]:
+    args = {"target": target, "action": action, "content": content, "evidence": list(evidence), **extra}
+    return {"name": "memory", "arguments": args}
+
+
+def _skill(name: str, body: str, *evidence: str) -> dict[str, Any]:
+    content = f"---\nname: {name}\ndescription: {body.splitlines()[0]}\n---\n# Steps\n{body}\n"
+    return {
+        "name": "skill_manage",
+        "arguments": {"action": "create", "name": name, "content": content, "evidence": list(evidence)},
+    }
+
+
+CERT = _skill(
+    "renew-edge-cert",
+    "Renew the edge TLS certificate\n1. certbot renew --nginx\n2. check the site serves the new cert",
+    "Congratulations, all renewals succeeded",
+)
+CAREFUL: dict[str, list[dict[str, Any]]] = {
+    "tq-mismatch-en": [_mem("Uses Fedora on work laptops", "For work I only use Fedora on my laptops.")],
+    "tq-mismatch-zh": [_mem("笔记本用Ubuntu 24.04", "我的笔记本装的是Ubuntu 24.04")],
+    "tq-paste-quote": [_mem("Reviews pull requests every morning", "I review pull requests every morning.")],
+    "tq-skill-expansion": [
+        _mem("Sends weekly reports every Friday afternoon", "I send these reports every Friday afternoon.")
+    ],
+    "tq-summary": [_mem("Keeps dotfiles in a private GitHub repo", "I keep my dotfiles in a private GitHub repo.")],
+    "tq-negation-en": [_mem("Home server runs Debian 12", "My home server runs Debian 12.", target="memory")],
+    "tq-hypo-zh": [_mem("每天骑自行车上班", "我现在每天骑自行车上班")],
+    "tq-question-en": [_mem("Deploys from GitLab CI", "We deploy from GitLab CI.", target="memory")],
+    "tq-third-zh": [_mem("用Python处理数据", "我自己用Python处理数据")],
+    "tq-stitched": [_mem("Gives a talk at PyCon every year", "I give a talk at PyCon every year.")],
+    "tq-ack": [_mem("Wants ISO 8601 dates in every answer", "Please use ISO 8601 dates in every answer.")],
+    "tq-retry": [_mem("On call every second weekend", "I'm on call every second weekend.")],
+    "tq-conflict-node": [],
+    "tq-conflict-theme": [
+        _mem(
+            "Prefers dark mode in the terminal",
+            "I switched my terminal to dark mode last month and I'm keeping it.",
+            action="replace",
+            old_text="light mode",
+        )
+    ],
+    "tq-dup-names": [
+        _mem(
+            "Production runs on host app-02", "Production runs on host app-02, separate from staging.", target="memory"
+        )
+    ],
+    "tq-skill-untested": [],
+    "tq-skill-tested": [CERT],
+}
+BAD: dict[str, list[dict[str, Any]]] = {
+    "tq-mismatch-en": [_mem("Is allergic to pollen", "I spent Saturday fixing my bike's brakes.")],
+    "tq-mismatch-zh": [_mem("用户是素食者", "我昨天去超市买了很多水果")],
+    "tq-paste-quote": [_mem("Wants answers in Portuguese", "Our users prefer answers in Portuguese.")],
+    "tq-skill-expansion": [
+        _mem(
+            "Prefers reports as bullet points under 200 words",
+            "The user prefers reports as bullet points under 200 words.",
+        )
+    ],
+    "tq-summary": [_mem("Goes kayaking every weekend", "The user goes kayaking every weekend")],
+    "tq-negation-en": [_mem("Runs Kubernetes at home", "run Kubernetes at home")],
+    "tq-hypo-zh": [_mem("用户有电动车", "我会买一辆电动车")],
+    "tq-question-en": [_mem("Uses trunk-based development", "switch my team to trunk-based development")],
+    "tq-third-zh": [_mem("用户喜欢用Excel做报表", "我老板特别喜欢用Excel做报表")],
+    "tq-stitched": [
+        _mem("Gives a talk at PyCon in Denver", "I give a talk at PyCon every year", "My cousin lives in Denver")
+    ],
+    "tq-ack": [_mem("Prefers 24-hour times", "sounds good, thanks")],
+    "tq-retry": [
+        _mem("Is the team's wiki admin", "We migrated the wiki last week."),
+        _mem("Administers the team wiki", "I'm on call every second weekend."),
+    ],
+    "tq-conflict-node": [
+        _mem("Uses Node 22 for the build scripts", "I'm thinking about Node 22 for the build scripts", target="memory")
+    ],
+    "tq-conflict-theme": [_mem("Prefers dark mode in the terminal", "I switched my terminal to dark mode last month")],
+    "tq-dup-names": [_mem("Uses a dark theme in editors", "I use a dark theme in all my editors.")],
+    "tq-skill-untested": [
+        _skill(
+            "docker-build-cache",
+            "Speed up Docker builds with BuildKit\n1. set DOCKER_BUILDKIT=1",
+            "My Docker builds are slow on the CI runner",
+        )
+    ],
+    "tq-skill-tested": [],
+}
+# The true-quote reviewer saves the careful reviewer's correct writes too, and its bad ones.
+TRUE_QUOTE = {case: BAD[case] + CAREFUL[case] for case in CAREFUL}
+CASES = list(CAREFUL)
+
+
+def _reviewer(llm, calls_by_case: dict[str, list[dict[str, Any]]]) -> None:
+    cases = load_cases(ids=CASES)
+    # A case is recognised by its longest line of the person's (one the model's copy keeps as stored).
+    markers = {max((t for r, t in c["conversation"] if r == "user"), key=len): c["id"] for c in cases}
+
+    def start(body: dict[str, Any]) -> Reply:
+        said = {m.get("content") for m in body["messages"]}
+        case = next(cid for marker, cid in markers.items() if marker in said)
+        calls = calls_by_case[case]
+        return Reply(tool_calls=calls) if calls else Reply(text="Nothing to save.")
+
+    llm.when(is_review_start, start)
+    llm.when(is_review_followup, Reply(text="Done."))
+
+
+def _eval() -> dict[str, dict[str, Any]]:
+    out = io.StringIO()
+    call_command("eval_learning", "--cases", ",".join(CASES), "--json", "-", stdout=out, stderr=io.StringIO())
+    table, _, payload = out.getvalue().partition("{")
+    print(table)  # quoted in the issue note
+    return {s["mode"]: s for s in json.loads("{" + payload)["summaries"]}
+
+
+def test_true_quote_reviewer_bad_saves_fall_by_at_least_80_percent(home, llm):
+    _reviewer(llm, TRUE_QUOTE)
+    modes = _eval()
+    on, off = modes["required"], modes["off"]
+    assert off["bad_saves"] >= 10
+    assert on["bad_saves"] <= 0.2 * off["bad_saves"]
+    assert off["conflicts_left"] >= 1 and on["conflicts_left"] == 0
+    # The same prompt in both modes: only the gate differs.
+    prompts = {b["messages"][-1]["content"] for b in review_starts(llm)}
+    assert all(EVIDENCE_RULE in p for p in prompts)
+
+
+def test_careful_reviewer_keeps_its_recall_with_the_checks_on(home, llm):
+    _reviewer(llm, CAREFUL)
+    modes = _eval()
+    for summary in modes.values():
+        assert summary["recall"] >= 0.9, summary
+        assert summary["bad_saves"] == 0

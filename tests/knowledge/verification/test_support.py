@@ -1,0 +1,106 @@
+"""The support check: a quote must say what the entry says, in the sentence it sits in."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.verification.documents import Located
+from knowledge.verification.support import check, proves_it_ran, sentences_of
+
+
+def _one(entry: str, quote: str, message: str | None = None) -> str:
+    return check(entry, [Located(quote, message or quote)])
+
+
+@pytest.mark.parametrize(
+    ("entry", "quote", "message"),
+    [
+        ("Deploys with docker compose", "I always deploy with docker compose", None),
+        ("Never deploys on a Friday", "I never deploy on a Friday", "I never deploy on a Friday, ever."),
+        ("Wants short answers", "keep your answers short", "Can you keep your answers short from now on?"),
+        ("Prefers spaces over tabs", "spaces over tabs for me", "I hate tabs; spaces over tabs for me."),
+        ("Works in Lisbon, in the WET time zone", "I work from Lisbon, so WET time zone", None),
+        ("Runs Postgres 16 on db2", "our db2 box runs Postgres 16", "Our db2 box runs Postgres 16."),
+        ("用户对花生过敏", "我对花生过敏", "我对花生过敏，所以别推荐花生酱。"),
+        ("用中文回答，代码注释用英文", "以后请用中文回答我，代码注释可以用英文", None),
+    ],
+)
+def test_quotes_that_say_what_the_entry_says_support_it(entry, quote, message):
+    assert _one(entry, quote, message) == ""
+
+
+@pytest.mark.parametrize(
+    ("entry", "quote", "message", "why"),
+    [
+        ("Has a cat named Pixel", "my flight to Oslo got cancelled", None, "do not say what the entry says"),
+        ("Drinks oat milk", "I walk to work every day", "I walk to work every day.", "not covered"),
+        ("Runs Postgres 16", "we run Postgres in production", None, "names 16"),
+        ("Likes YAML configs", "sounds good, thanks", None, "acknowledgement"),
+        ("偏好深色主题", "好的谢谢", None, "acknowledgement"),
+        ("Uses Emacs", "use Emacs", None, "too short"),
+    ],
+)
+def test_a_true_quote_that_says_something_else_is_not_support(entry, quote, message, why):
+    assert why in _one(entry, quote, message)
+
+
+@pytest.mark.parametrize(
+    ("entry", "quote", "message", "why"),
+    [
+        ("Uses light mode", "use light mode", "I would never use light mode at night.", "negated"),
+        ("Avoids Windows", "I develop on Windows daily", "I develop on Windows daily.", "negated"),
+        ("Owns a Tesla", "I'd buy a Tesla", "If I won the lottery I'd buy a Tesla.", "hypothetical"),
+        ("Is switching to Arch", "switch to Arch Linux", "Maybe I'll switch to Arch Linux one day.", "hypothetical"),
+        ("Learns Haskell", "I pick up Haskell", "Would it be worth it if I pick up Haskell?", "question"),
+        ("Likes Kotlin", "learn Kotlin next", "Should I learn Kotlin next?", "question"),
+        ("Likes Perl", "my brother loves Perl scripts", "My brother loves Perl scripts.", "someone else"),
+        ("Plays golf on weekends", "he plays golf on weekends", "Tom? he plays golf on weekends.", "someone else"),
+        ("Is a wizard", "I'm a certified wizard at work", "I'm a certified wizard at work lol", "joking"),
+        ("用户用Mac", "我会用Homebrew装Mac软件", "要是我有台Mac，我会用Homebrew装Mac软件。", "hypothetical"),
+        ("用户不吃辣", "我老婆不吃辣", "我老婆不吃辣，帮她找个菜谱。", "someone else"),
+        ("用户学Rust", "我该不该学Rust", "我该不该学Rust？", "question"),
+        ("用户是猫的员工", "我家猫是我的老板", "我家猫是我的老板，哈哈开玩笑的。", "joking"),
+    ],
+)
+def test_the_words_around_the_quote_hold_the_write(entry, quote, message, why):
+    assert why in _one(entry, quote, message)
+
+
+def test_a_request_phrased_as_a_question_is_not_a_question():
+    assert (
+        _one(
+            "Wants commit messages in English",
+            "write commit messages in English",
+            "Could you write commit messages in English?",
+        )
+        == ""
+    )
+
+
+def test_stitched_quotes_from_different_sentences_are_refused():
+    message = "I teach maths at a school. Last summer I visited Kyoto."
+    located = [Located("I teach maths at a school", message), Located("Last summer I visited Kyoto", message)]
+    assert "stitched" in check("Teaches maths at a school in Kyoto", located)
+    unrelated = [Located("I teach maths at a school", message), Located("Last summer I visited Kyoto", message)]
+    assert "shares nothing" in check("Teaches maths at a school", unrelated)
+
+
+def test_two_quotes_for_two_parts_of_an_entry_support_it():
+    message = "I teach maths at a school. Every summer I go hiking in the Alps."
+    located = [Located("I teach maths at a school", message), Located("Every summer I go hiking in the Alps", message)]
+    assert check("Teaches maths at a school and goes hiking in the Alps every summer", located) == ""
+
+
+def test_the_sentence_of_a_quote_is_found_in_its_message():
+    sentences, clauses, after = sentences_of(Located("deploy on Fridays", "Hi. I'd never deploy on Fridays, ok? Bye"))
+    assert sentences == ["I'd never deploy on Fridays, ok?"] and clauses == ["I'd never deploy on Fridays,"]
+    assert after == "Bye"
+
+
+def test_proof_that_a_procedure_ran():
+    assert proves_it_ran([Located("cache cleared", "$ make clean\ncache cleared, 0 files left", "tool")])
+    assert proves_it_ran([Located("that worked, thanks", "Rebuilding the index: that worked, thanks!")])
+    assert proves_it_ran([Located("搞定了", "重启以后搞定了")])
+    assert not proves_it_ran([Located("make clean", "make: *** [clean] Error 2 make clean", "tool")])
+    assert not proves_it_ran([Located("it never worked", "I tried the rebuild but it never worked.")])
+    assert not proves_it_ran([Located("my build keeps failing", "my build keeps failing, what do I do?")])

@@ -1,0 +1,202 @@
+"""The curation pages' forms, through the real views: each bad input comes back on its field, in
+words for a person, with what was typed kept and nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hermes_site import config as hermes_config
+from knowledge.memory.store import MemoryStore
+from knowledge.provenance import Provenance
+from knowledge.skills.store import SkillStore
+from knowledge.views.forms import ELSEWHERE, PAGE, MemoryEntryForm, SettingsForm
+from tests.conftest import write_config
+from tests.knowledge.views.test_memory import HX, mem, write_raw
+from tests.knowledge.views.test_settings import form as settings_form
+from tests.knowledge.views.test_skills import skill_file, skill_md
+
+pytestmark = pytest.mark.django_db
+
+
+def post_settings(client, **changes: Any):
+    return client.post("/settings/", settings_form(**changes))
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+
+def test_the_settings_form_has_one_field_per_key_of_the_schema(auth_client, home: Path) -> None:
+    on_page = [key for _, rows in PAGE for key, _, _ in rows]
+    assert sorted(on_page + list(ELSEWHERE)) == sorted(spec.name for spec in hermes_config.key_specs())
+    assert len(on_page) == len(set(on_page))
+    body = auth_client.get("/settings/").content.decode()
+    for key in on_page:
+        assert f'name="{key}"' in body
+    # Types from the schema: a checkbox, a choice of the schema's words, a number with its range and default.
+    assert 'type="checkbox" name="chat.auto_title"' in body
+    assert '<option value="off">off</option><option value="required" selected>required</option>' in body
+    assert "a whole number from 1 to 50 · default: 8" in body
+
+
+def test_a_choice_is_saved_as_the_word_and_a_wrong_word_is_refused(auth_client, home: Path) -> None:
+    resp = post_settings(auth_client, learning__evidence="off", memory__provider="session_recall")
+    assert resp.status_code == 200 and 'id="settings-saved"' in resp.content.decode()
+    on_disk = yaml.safe_load((home / "config.yaml").read_text())
+    assert on_disk["learning"]["evidence"] == "off" and on_disk["memory"]["provider"] == "session_recall"
+    before = (home / "config.yaml").read_bytes()
+    body = post_settings(auth_client, learning__evidence="sometimes").content.decode()
+    assert 'id="err-learning.evidence"' in body and "learning.evidence must be &quot;off&quot; or" in body
+    assert (home / "config.yaml").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "url", ["not a url", "ftp://files.example/v1", "http://", "127.0.0.1:11434/v1", "http://h:99999"]
+)
+def test_a_base_url_that_is_not_http_is_refused_on_its_field(auth_client, home: Path, url: str) -> None:
+    hermes_config.get()
+    before = (home / "config.yaml").read_bytes()
+    resp = post_settings(auth_client, model__base_url=url)
+    body = resp.content.decode()
+    assert resp.status_code == 400 and 'id="err-model.base_url"' in body
+    assert "must be an http:// or https:// address" in body and 'id="settings-error"' in body
+    assert f'name="model.base_url" id="id-model.base_url" value="{url}"' in body  # what was typed stays
+    assert (home / "config.yaml").read_bytes() == before
+
+
+@pytest.mark.parametrize("url", ["http://ollama:11434/v1", "https://api.openai.com/v1", "http://[::1]:8080/v1", ""])
+def test_usual_base_urls_are_accepted(auth_client, home: Path, url: str) -> None:
+    resp = post_settings(auth_client, model__base_url=url)
+    assert resp.status_code == 200 and 'id="settings-saved"' in resp.content.decode()
+    assert hermes_config.get().model.base_url == url
+
+
+def test_every_bad_field_gets_its_own_error(auth_client, home: Path) -> None:
+    body = post_settings(
+        auth_client, memory__nudge_interval="ten", compression__threshold="2", model__base_url="nope"
+    ).content.decode()
+    for key in ("memory.nudge_interval", "compression.threshold", "model.base_url"):
+        assert f'id="err-{key}"' in body and f'aria-describedby="err-{key}"' in body
+    assert 'href="#id-compression.threshold"' in body  # the summary at the top links to the field
+    assert body.count('class="error field-error"') == 3
+
+
+def test_a_key_set_by_the_environment_shows_the_value_in_use(auth_client, home: Path, monkeypatch) -> None:
+    write_config(home, "model:\n  base_url: http://file.example/v1\n")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://env.example:8000/v1")
+    body = auth_client.get("/settings/").content.decode()
+    assert 'name="model.base_url" id="id-model.base_url" value="http://env.example:8000/v1"' in body
+    assert "in use from $OPENAI_BASE_URL; config.yaml says http://file.example/v1" in body
+    assert 'readonly aria-describedby="env-model.base_url"' in body
+    # Saving the page neither writes the environment's value into the file nor takes a typed one.
+    resp = post_settings(auth_client, model__base_url="http://typed.example/v1", memory__nudge_interval="3")
+    assert resp.status_code == 200
+    on_disk = yaml.safe_load((home / "config.yaml").read_text())
+    assert on_disk["model"]["base_url"] == "http://file.example/v1" and on_disk["memory"]["nudge_interval"] == 3
+
+
+def test_only_changed_keys_are_written(auth_client, home: Path) -> None:
+    write_config(home, "memory:\n  nudge_interval: 7\n")
+    assert post_settings(auth_client, review__max_iterations="5").status_code == 200
+    saved = yaml.safe_load((home / "config.yaml").read_text())
+    saved.pop("chat", None)  # the test home's own default (no model titles), written by write_config
+    assert saved == {"memory": {"nudge_interval": 7}, "review": {"max_iterations": 5}}
+
+
+def test_the_form_reads_the_file_it_was_given(home: Path) -> None:
+    write_config(home, "memory:\n  nudge_interval: 7\n")
+    form = SettingsForm(config=hermes_config.load(home))
+    assert form.fields["memory.nudge_interval"].initial == 7
+    assert [title for title, _ in form.groups()] == [title for title, _ in PAGE]
+
+
+# --- memory -----------------------------------------------------------------------------------
+
+
+def test_an_empty_entry_is_refused_on_the_add_field(auth_client, home: Path) -> None:
+    html = auth_client.post("/memory/user/add/", {"content": "  \r\n "}, **HX).content.decode()
+    assert "The entry is empty: an entry needs non-empty text. Nothing was saved." in html
+    assert 'aria-invalid="true" aria-describedby="count-add-user err-add-user"' in html
+    assert not mem(home, "USER.md").exists()
+
+
+def test_the_over_limit_message_uses_the_stores_figures(auth_client, home: Path) -> None:
+    write_config(home, "memory:\n  memory_char_limit: 2200\n")
+    write_raw(home, "MEMORY.md", ["a" * 1000, "b" * 897])  # 1,900 characters with the separator
+    html = auth_client.post("/memory/memory/add/", {"content": "c" * 445}, **HX).content.decode()
+    assert "Memory holds at most 2,200 characters, and this would make it 2,348 (148 over)." in html
+    assert "This entry is 445 characters; the rest of memory uses 1,903." in html  # 1,900 and a separator
+    assert "retry" not in html and "current_entries" not in html  # nothing of the model's instructions
+    assert "c" * 445 + "</textarea>" in html  # the draft stays
+
+
+def test_an_edit_of_an_entry_that_is_gone_says_so_at_the_top(auth_client, home: Path) -> None:
+    write_raw(home, "MEMORY.md", ["only"])
+    html = auth_client.post("/memory/memory/3/edit/", {"content": "new", "expected": "old"}, **HX).content.decode()
+    assert 'class="flash" role="status">That memory entry changed on disk' in html
+    assert mem(home).read_text(encoding="utf-8") == "only"
+
+
+def test_a_write_refused_after_the_check_is_worded_the_same(home: Path) -> None:
+    write_config(home, "memory:\n  user_char_limit: 40\n")
+    store = MemoryStore()
+    form = MemoryEntryForm({"content": "y" * 30}, store=store, target="user")
+    assert form.is_valid()
+    store.add("user", "z" * 20, Provenance(actor="agent"))  # another writer, between the check and the write
+    assert form.save() is None
+    assert form.errors["content"] == [
+        "Too long to save: User profile holds at most 40 characters, and this would make it 53 (13 over). "
+        "Shorten this entry, or edit or delete other entries first. Nothing was saved. "
+        "This entry is 30 characters; the rest of user profile uses 23."
+    ]
+
+
+# --- skills -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "category", "field", "words"),
+    [
+        ("Bad Name", "", "name", "is not allowed: use lowercase letters"),
+        ("", "", "name", "The skill name is required"),
+        ("good-name", "../up", "category", "category name"),
+    ],
+)
+def test_new_skill_refuses_a_bad_name_or_category_on_its_field(auth_client, home, name, category, field, words):
+    content = skill_md(name or "x")
+    resp = auth_client.post("/skills/new/", {"name": name, "category": category, "content": content})
+    html = resp.content.decode()
+    assert resp.status_code == 200 and f'id="err-{field}"' in html and words in html
+    assert 'aria-invalid="true"' in html and "Does things" in html  # the draft stays
+    assert not (home / "skills").exists() or not any((home / "skills").rglob("SKILL.md"))
+
+
+def test_new_skill_refuses_a_name_already_taken(auth_client, home):
+    SkillStore().create("tea", skill_md("tea"), category="drinks", prov=Provenance())
+    html = auth_client.post("/skills/new/", {"name": "tea", "content": skill_md("tea", "Other")}).content.decode()
+    assert 'id="err-name"' in html and "A skill named &#x27;tea&#x27; already exists in category" in html
+    assert "Other" in html
+
+
+def test_the_skill_editor_keeps_the_draft_with_the_error(auth_client, home):
+    SkillStore().create("tea", skill_md("tea"), prov=Provenance())
+    before = skill_file(home, "tea").read_bytes()
+    draft = skill_md("coffee", "Renamed by mistake")
+    html = auth_client.post("/skills/tea/edit/", {"content": draft.replace("\n", "\r\n")}, **HX).content.decode()
+    assert 'id="skill-editor"' in html and 'aria-describedby="skill-edit-error"' in html
+    assert "Not saved: frontmatter: &#x27;name&#x27; is &#x27;coffee&#x27; but the skill is &#x27;tea&#x27;" in html
+    assert "Renamed by mistake" in html
+    assert skill_file(home, "tea").read_bytes() == before
+
+
+def test_the_skill_editor_accepts_what_the_store_accepts(auth_client, home):
+    # A SKILL.md placed without frontmatter (as Hermes allows) may stay without it: the form asks the store.
+    path = home / "skills" / "release-notes" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("Write the notes from merged pull requests.\n", encoding="utf-8")
+    resp = auth_client.post("/skills/release-notes/edit/", {"content": "Write them from the changelog.\n"}, **HX)
+    assert resp.status_code == 200 and resp["HX-Redirect"] == "/skills/release-notes/"
+    assert path.read_text(encoding="utf-8") == "Write them from the changelog.\n"
