@@ -14,5 +14,6 @@ class AgentConfig(AppConfig):
 
         config_django.register()  # a wrong config.yaml value is a system check error naming the key
         live.listen()  # review notices reach the pages (toasts), from any thread or process
-        approvals.register_applier("memory", lambda pending, prov: memory_tool.apply_pending(pending, prov))
-        approvals.register_applier("skill", skill_tools.apply_pending)
+        # The pending write keeps the result as the model would have read it (its JSON).
+        approvals.register_applier("memory", lambda pending, prov: memory_tool.apply_pending(pending, prov).to_json())
+        approvals.register_applier("skill", lambda pending, prov: skill_tools.apply_pending(pending, prov).to_json())

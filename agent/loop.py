@@ -18,8 +18,9 @@ from typing import Any, Protocol
 
 from agent.llm import LLMError, ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
 from agent.tools.registry import ToolContext, ToolRegistry
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult
 
-INTERRUPTED_RESULT = '{"success": false, "error": "Interrupted by the user before this tool ran."}'
+INTERRUPTED_RESULT = ToolResult.failure("Interrupted by the user before this tool ran.")
 
 
 class ModelClient(Protocol):
@@ -80,7 +81,7 @@ class ToolFinished:
     call_id: str
     name: str
     arguments: str
-    result: str
+    result: str  # what the model reads: the result's JSON, capped (ToolResult.content)
     ok: bool
     duration: float
     message: dict[str, Any]  # the tool message appended to the list
@@ -102,12 +103,6 @@ class TurnError:
 
 
 Event = TextDelta | ReasoningDelta | ModelNotice | ModelCalled | ToolStarted | ToolFinished | TurnDone | TurnError
-
-
-def _is_ok(result: str) -> bool:
-    # Tool results are JSON by convention; a leading {"success": false marks a failure.
-    head = result[:60].replace(" ", "")
-    return '"success":false' not in head
 
 
 @dataclass
@@ -188,21 +183,36 @@ class AgentLoop:
                 futures = [pool.submit(self._call_one, c, interrupt) for c in calls]
                 outcomes = [f.result() for f in futures]
             for c, (result, duration) in zip(calls, outcomes, strict=True):
-                yield self._finish(c, result, duration, messages)
+                yield self._finish(c, result, duration, messages, self._limit(c.name))
         else:
             for c in calls:
                 result, duration = self._call_one(c, interrupt)
-                yield self._finish(c, result, duration, messages)
+                yield self._finish(c, result, duration, messages, self._limit(c.name))
 
-    def _call_one(self, call: ToolCallRequest, interrupt: threading.Event) -> tuple[str, float]:
+    def _call_one(self, call: ToolCallRequest, interrupt: threading.Event) -> tuple[ToolResult, float]:
         if interrupt.is_set():
             return INTERRUPTED_RESULT, 0.0
         started = time.monotonic()
         result = self.registry.dispatch(call.name, call.arguments, self.ctx)
         return result, time.monotonic() - started
 
+    def _limit(self, name: str) -> int:
+        """What one result of tool `name` may hold (its own `max_result_chars`; an unknown name's
+        refusal gets the default)."""
+        tool = self.registry.get(name)
+        return tool.max_result_chars if tool is not None else MAX_RESULT_CHARS
+
     @staticmethod
-    def _finish(call: ToolCallRequest, result: str, duration: float, messages: list[dict[str, Any]]) -> ToolFinished:
-        msg = {"role": "tool", "tool_call_id": call.id, "content": result}
+    def _finish(
+        call: ToolCallRequest,
+        result: ToolResult,
+        duration: float,
+        messages: list[dict[str, Any]],
+        limit: int = MAX_RESULT_CHARS,
+    ) -> ToolFinished:
+        """The model boundary: the one place a tool's result becomes the text the model reads,
+        cut (still JSON) past the tool's `max_result_chars`."""
+        content = result.content(limit)
+        msg = {"role": "tool", "tool_call_id": call.id, "content": content}
         messages.append(msg)
-        return ToolFinished(call.id, call.name, call.arguments, result, _is_ok(result), duration, msg)
+        return ToolFinished(call.id, call.name, call.arguments, content, result.ok, duration, msg)

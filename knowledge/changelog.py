@@ -1,25 +1,14 @@
 """The change log: written only by the stores, read by the dashboard.
 
 Each store calls `record()` while it still holds its file lock, so the log's order matches the
-order of writes on disk. Undo is dispatched by kind to the store that owns the file
-(`register_restorer`), so an undo goes through the same lock, limits and log as any write.
+order of writes on disk. Undo (knowledge/undo.py) writes a change back through the store that owns
+the file, so an undo goes through the same lock, limits and log as any write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
-
-# kind -> fn(change, provenance) that writes change.before back through the owning store and
-# returns the KnowledgeChange it recorded for that write.
-Restorer = Callable[[KnowledgeChange, Provenance], KnowledgeChange | None]
-_RESTORERS: dict[str, Restorer] = {}
-
-
-def register_restorer(kind: str, fn: Restorer) -> None:
-    _RESTORERS[kind] = fn
 
 
 def record(
@@ -60,23 +49,4 @@ def record(
 
 
 class UndoError(Exception):
-    pass
-
-
-def undo(change: KnowledgeChange, prov: Provenance | None = None) -> KnowledgeChange | None:
-    """Write `change.before` back (recorded as an 'undo' change pointing at `change`)."""
-    restorer = _RESTORERS.get(change.kind)
-    if restorer is None:
-        raise UndoError(f"No store can undo changes of kind {change.kind!r}")
-    return restorer(change, prov or Provenance(actor="undo"))
-
-
-def undo_review(review_id: int, prov: Provenance | None = None) -> list[KnowledgeChange]:
-    """Undo everything one review did, newest first, so each file ends as it was before it."""
-    done: list[KnowledgeChange] = []
-    changes = KnowledgeChange.objects.filter(review_id=review_id).exclude(actor="undo").order_by("-created_at", "-id")
-    for change in changes:
-        result = undo(change, prov)
-        if result is not None:
-            done.append(result)
-    return done
+    """A change cannot be written back (raised by knowledge/undo.py and the stores' restorers)."""

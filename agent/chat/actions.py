@@ -11,8 +11,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
-from agent import clients
-from agent.chat import branching, titles
+from agent.chat import branching, connection, titles
 from agent.chat import export as chat_export
 from agent.chat import service as chat_service
 from agent.chat.forms import ForkForm, ModelChoiceForm, RenameForm
@@ -20,8 +19,6 @@ from agent.llm import LLMError
 from hermes_site import config as hermes_config
 from knowledge.models import ChatSession
 from knowledge.views.forms import errors_text
-
-MODELS_TIMEOUT = 10.0
 
 
 def _refuse(message: str, status: int = 400, fields: dict[str, list[str]] | None = None) -> JsonResponse:
@@ -77,10 +74,10 @@ def models(request: HttpRequest) -> JsonResponse:
     """The names the model server lists (`/v1/models`); an error when it lists none or fails."""
     config = hermes_config.get()
     try:
-        names = clients.list_models(config, "model-list", MODELS_TIMEOUT)
-    except LLMError as exc:
-        return _refuse(f"The model server did not list its models ({exc.message}); type a name instead.", 502)
-    return JsonResponse({"models": sorted(names)})
+        names = connection.server_models(config)
+    except connection.ModelsUnavailable as exc:
+        return _refuse(f"The model server did not list its models ({exc}); type a name instead.", 502)
+    return JsonResponse({"models": names})
 
 
 def _download(body: str, session: ChatSession, extension: str, content_type: str) -> HttpResponse:

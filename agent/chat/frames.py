@@ -1,4 +1,5 @@
-"""A turn's frames on their way from its worker thread to the websocket's event loop.
+"""A turn's frames: what each event of a turn becomes for the page (`event_frame`), and the frames'
+way from the turn's worker thread to the websocket's event loop (`FrameQueue`).
 
 The turn thread produces a frame per streamed chunk. Waking the event loop once per frame
 (`call_soon_threadsafe` each time) cost ~7% of the server's CPU under 20 busy chats (bench/live.py);
@@ -12,9 +13,25 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from typing import Any
 
-Frame = dict[str, Any]
+from agent.chat.runner import TurnSaved, TurnStarted
+from agent.learning import review
+from agent.loop import (
+    ModelCalled,
+    ModelNotice,
+    ReasoningDelta,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnError,
+)
+from agent.tools.results import MAX_RESULT_CHARS
+from hermes_site.rendering import render_markdown
+
+Frame = dict[str, Any]  # one JSON message to the page: {"type": ..., ...}
 
 
 class FrameQueue:
@@ -56,3 +73,72 @@ def coalesce(frames: list[Frame | None]) -> list[Frame | None]:
         else:
             out.append(frame)
     return out
+
+
+# -- a turn's events, as frames -------------------------------------------------------------------
+
+
+def _tool_finished(e: ToolFinished) -> Frame:
+    # Tool results can be long (file listings, search results); the card shows a readable head.
+    result = e.result if len(e.result) <= MAX_RESULT_CHARS else e.result[:MAX_RESULT_CHARS] + "\n… (truncated)"
+    return {
+        "type": "tool_finished",
+        "call_id": e.call_id,
+        "name": e.name,
+        "result": result,
+        "ok": e.ok,
+        "duration": round(e.duration, 3),
+    }
+
+
+def _saved(e: TurnSaved) -> Frame:
+    return {
+        "type": "saved",
+        "turns_until_memory_review": e.turns_until_memory_review,
+        "iters_until_skill_review": e.iters_until_skill_review,
+        "review_spawned": e.review_spawned,
+        "review_running": e.review_spawned or review.is_running(e.session_id),
+    }
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token, for servers that report no usage."""
+    return max(1, len(text) // 4) if text else 0
+
+
+# Event type -> frame builder.
+FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
+    # `html`: the person's message rendered as a reload would show it (their code blocks included).
+    TurnStarted: lambda e: {
+        "type": "turn_started",
+        "message_id": e.user_message_id,
+        "text": e.text,
+        "html": render_markdown(e.text),
+    },
+    TextDelta: lambda e: {"type": "delta", "text": e.text},
+    # The model's thinking while it streams: the page shows it in a collapsed "Thinking" block.
+    ReasoningDelta: lambda e: {"type": "reasoning", "text": e.text},
+    # A feature the server lacks, learned this turn (e.g. no tool calls): one line for the person.
+    ModelNotice: lambda e: {"type": "notice", "text": e.text},
+    # What the answer cost, for the line under it: as the server reported, estimated otherwise.
+    ModelCalled: lambda e: {
+        "type": "usage",
+        "tokens": e.usage.completion_tokens or estimate_tokens(str(e.message.get("content") or "")),
+        "estimated": not e.usage.reported,
+    },
+    ToolStarted: lambda e: {"type": "tool_started", "call_id": e.call_id, "name": e.name, "arguments": e.arguments},
+    ToolFinished: _tool_finished,
+    TurnDone: lambda e: {
+        "type": "done",
+        "final_html": render_markdown(e.final_text),
+        "interrupted": e.interrupted,
+        "hit_limit": e.hit_limit,
+    },
+    TurnError: lambda e: {"type": "error", "error": e.message, "partial": e.partial_text, "retry": True},
+    TurnSaved: _saved,
+}
+
+
+def event_frame(event: object) -> Frame | None:
+    builder = FRAME_BUILDERS.get(type(event))
+    return builder(event) if builder is not None else None

@@ -27,6 +27,11 @@ from agent.learning import notify
 log = logging.getLogger(__name__)
 
 GROUP = "hermes.notify"
+# One name per event, from where it happens to the page: the channel-layer message type, the
+# NotifyConsumer handler, the frame's "type" and the page's DOM event ("hermes:" + the name).
+REVIEW = "review"  # a background review finished: its 💾 toast
+REVIEW_STARTED = "review_started"  # a review was spawned after a turn
+TITLE = "title"  # the model named a chat
 # A turn that never reports delivery (a crashed consumer) must not hold a toast back for long.
 GATE_TIMEOUT = 30.0
 
@@ -103,13 +108,13 @@ def notice_payload(notice: notify.ReviewNotice) -> dict[str, Any]:
 
 def on_notice(notice: notify.ReviewNotice) -> None:
     """Called on the review's thread."""
-    send_after_turn(notice.session_id, "review.notice", notice_payload(notice), f"review {notice.review_id}")
+    send_after_turn(notice.session_id, REVIEW, notice_payload(notice), f"review {notice.review_id}")
 
 
 def title_changed(session_id: str, title: str) -> None:
     """The model named a chat (agent/chat/titles.py): every open page updates its chat list and, on
     that chat, its header. Called from the title job's thread or a queue worker."""
-    send_after_turn(session_id, "chat.title", {"session_id": session_id, "title": title}, f"title of {session_id}")
+    send_after_turn(session_id, TITLE, {"session_id": session_id, "title": title}, f"title of {session_id}")
 
 
 def send_after_turn(session_id: str, event_type: str, payload: dict[str, Any], what: str) -> None:

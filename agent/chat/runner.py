@@ -24,6 +24,7 @@ from agent.chat import records as turn_records
 from agent.chat import titles
 from agent.chat.skill_use import SkillUseTracker
 from agent.chat.slash import expand_slash
+from agent.chat.validation import message_error
 from agent.learning.compression import TokenCount, compress, flush_memory, needs_compression
 from agent.learning.nudge import NudgeCounters
 from agent.learning.providers import ProviderManager, inject_context
@@ -181,13 +182,9 @@ class AgentSession:
 
     def run_turn(self, user_text: str, interrupt: threading.Event | None = None) -> Iterator[RunnerEvent]:
         self._follow_config()
-        limit = self.config.agent.max_message_chars
-        if len(user_text) > limit:
-            raise InputTooLarge(
-                f"The message is {len(user_text):,} characters; the limit is {limit:,}. Nothing was sent."
-            )
-        if not user_text.strip():
-            raise InputTooLarge("The message is empty. Nothing was sent.")
+        error = message_error(user_text, self.config.agent.max_message_chars)
+        if error is not None:
+            raise InputTooLarge(error)
         with self._turn_lock:
             self.interrupt = interrupt or threading.Event()
             yield from self._run_turn_locked(user_text)

@@ -1,60 +1,36 @@
-"""The browser chat's synchronous side: live agents per session, turns run on worker threads,
-and the stored conversation shaped for the page.
+"""The browser chat's synchronous side: live agents per session and turns run on worker threads.
 
 The websocket consumer stays a translator: it asks this module to start a turn, and receives
-the turn's frames (plain dicts, in order) through the `emit` callback it passes in. Everything
-here runs in ordinary threads, so the ORM is used directly.
+the turn's frames (plain dicts, in order, built by agent/chat/frames.py) through the `emit`
+callback it passes in. Everything here runs in ordinary threads, so the ORM is used directly.
+The stored conversation shaped for the page is agent/chat/presenter.py.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db import close_old_connections
 from django.utils import timezone
 
-from agent.chat.runner import (
-    CURRENT_FIELDS,
-    AgentSession,
-    InputTooLarge,
-    TurnSaved,
-    TurnStarted,
-    default_client_factory,
-)
-from agent.learning import review
+from agent.chat.frames import Frame, event_frame
+from agent.chat.runner import CURRENT_FIELDS, AgentSession, InputTooLarge, default_client_factory
 from agent.llm import LLMError
-from agent.loop import (
-    ModelCalled,
-    ModelClient,
-    ModelNotice,
-    ReasoningDelta,
-    TextDelta,
-    ToolFinished,
-    ToolStarted,
-    TurnDone,
-    TurnError,
-)
+from agent.loop import ModelClient
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from hermes_site.rendering import render_markdown
 from knowledge.history import turns
-from knowledge.models import AnswerFeedback, ChatSession, Message
+from knowledge.models import ChatSession
 
 log = logging.getLogger(__name__)
 
-Frame = dict[str, Any]
 Emit = Callable[[Frame | None], None]  # None marks the end of a turn's frames
 
-# Tool results can be long (file listings, search results); the card shows a readable head.
-MAX_RESULT_CHARS = 20_000
 BUSY_MESSAGE = "A reply is still being written… wait for it to finish or press Stop."
 
 # Turns run here, not on the event loop: the runner is a blocking generator (HTTP + ORM).
@@ -63,7 +39,19 @@ BUSY_MESSAGE = "A reply is still being written… wait for it to finish or press
 # free thread and 20 chats at a real model's pace got 37% of the possible turns/s (bench/live.py).
 # Idle threads cost only their stacks; each keeps one SQLite connection.
 TURN_THREADS = 128
-_turn_pool = ThreadPoolExecutor(max_workers=TURN_THREADS, thread_name_prefix="chat-turn")
+# Made by the first turn, not at import: a management command or a test that imports this module
+# starts no threads.
+_turn_pool: ThreadPoolExecutor | None = None
+_turn_pool_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _turn_pool
+    if _turn_pool is None:
+        with _turn_pool_lock:
+            if _turn_pool is None:
+                _turn_pool = ThreadPoolExecutor(max_workers=TURN_THREADS, thread_name_prefix="chat-turn")
+    return _turn_pool
 
 
 # -- turns: busy state in the database, agents cached per process ---------------------------------
@@ -196,69 +184,6 @@ def forget(session_id: str) -> None:
         agent.close()
 
 
-# -- a turn, as frames ---------------------------------------------------------------------------
-
-
-def _tool_finished(e: ToolFinished) -> Frame:
-    result = e.result if len(e.result) <= MAX_RESULT_CHARS else e.result[:MAX_RESULT_CHARS] + "\n… (truncated)"
-    return {
-        "type": "tool_finished",
-        "call_id": e.call_id,
-        "name": e.name,
-        "result": result,
-        "ok": e.ok,
-        "duration": round(e.duration, 3),
-    }
-
-
-def _saved(e: TurnSaved) -> Frame:
-    return {
-        "type": "saved",
-        "turns_until_memory_review": e.turns_until_memory_review,
-        "iters_until_skill_review": e.iters_until_skill_review,
-        "review_spawned": e.review_spawned,
-        "review_running": e.review_spawned or review.is_running(e.session_id),
-    }
-
-
-# Event type -> frame builder. ModelCalled is bookkeeping for the runner; the page ignores it.
-FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
-    # `html`: the person's message rendered as a reload would show it (their code blocks included).
-    TurnStarted: lambda e: {
-        "type": "turn_started",
-        "message_id": e.user_message_id,
-        "text": e.text,
-        "html": render_markdown(e.text),
-    },
-    TextDelta: lambda e: {"type": "delta", "text": e.text},
-    # The model's thinking while it streams: the page shows it in a collapsed "Thinking" block.
-    ReasoningDelta: lambda e: {"type": "reasoning", "text": e.text},
-    # A feature the server lacks, learned this turn (e.g. no tool calls): one line for the person.
-    ModelNotice: lambda e: {"type": "notice", "text": e.text},
-    # What the answer cost, for the line under it: as the server reported, estimated otherwise.
-    ModelCalled: lambda e: {
-        "type": "usage",
-        "tokens": e.usage.completion_tokens or estimate_tokens(str(e.message.get("content") or "")),
-        "estimated": not e.usage.reported,
-    },
-    ToolStarted: lambda e: {"type": "tool_started", "call_id": e.call_id, "name": e.name, "arguments": e.arguments},
-    ToolFinished: _tool_finished,
-    TurnDone: lambda e: {
-        "type": "done",
-        "final_html": render_markdown(e.final_text),
-        "interrupted": e.interrupted,
-        "hit_limit": e.hit_limit,
-    },
-    TurnError: lambda e: {"type": "error", "error": e.message, "partial": e.partial_text, "retry": True},
-    TurnSaved: _saved,
-}
-
-
-def event_frame(event: object) -> Frame | None:
-    builder = FRAME_BUILDERS.get(type(event))
-    return builder(event) if builder is not None else None
-
-
 def _stored_title(session: ChatSession) -> str:
     """The title as stored now: the person or the model may have renamed the chat since this
     agent loaded it, and the page must not be set back to an older one."""
@@ -267,7 +192,7 @@ def _stored_title(session: ChatSession) -> str:
 
 
 def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
-    _turn_pool.submit(_drive_turn, session_id, text, interrupt, emit)
+    _pool().submit(_drive_turn, session_id, text, interrupt, emit)
 
 
 def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
@@ -308,107 +233,3 @@ def create_session() -> ChatSession:
     agent = AgentSession.open(source="web")
     agent.close()
     return agent.session
-
-
-# -- the stored conversation, shaped for the page ---------------------------------------------------
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token, for servers that report no usage."""
-    return max(1, len(text) // 4) if text else 0
-
-
-@dataclass
-class ToolCard:
-    call_id: str
-    name: str
-    arguments: str
-    result: str = ""
-    ok: bool = True
-    duration: float | None = None
-    pending: bool = True
-
-
-# How an answer ended, when it did not end normally: kept with the message (finish_reason),
-# so a reload shows a stopped answer as stopped.
-ENDINGS = {
-    "interrupted": "Stopped. What was written so far is kept.",
-    "error": "Cut off by an error. What was written so far is kept.",
-}
-
-
-@dataclass
-class Item:
-    kind: str  # "user" | "assistant" | "tool"
-    content: str = ""
-    message_id: int = 0
-    tool: ToolCard | None = None
-    reasoning: str = ""  # the model's thinking, for a collapsed "Thinking" block
-    ending: str = ""  # how an answer ended when it did not end normally (ENDINGS)
-    verdict: str = ""  # the person's 👍/👎 on an answer: "good" | "bad"
-    at: datetime | None = None  # when it was written
-    tokens: int = 0  # an answer's tokens, as reported by the server
-    estimated: bool = False  # `tokens` estimated from the text (the server reported none)
-
-
-def _pretty(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-    except (json.JSONDecodeError, TypeError):
-        return arguments
-
-
-def conversation(session: ChatSession) -> list[Item]:
-    """User and assistant messages in order, each tool call a card joined to its result."""
-    items: list[Item] = []
-    cards: dict[str, tuple[ToolCard, Message]] = {}
-    verdicts = dict(AnswerFeedback.objects.filter(message__session=session).values_list("message_id", "verdict"))
-    for msg in Message.objects.filter(session=session).order_by("id"):
-        if msg.role == "user":
-            items.append(Item("user", msg.content, msg.pk, at=msg.created_at))
-        elif msg.role == "assistant":
-            if msg.content or msg.finish_reason == "interrupted":
-                ending = ENDINGS.get(msg.finish_reason, "")
-                verdict = verdicts.get(msg.pk, "")
-                tokens = msg.token_count or estimate_tokens(msg.content)
-                # The stored count does not say whether the server reported it; the client's
-                # estimate (agent/llm/assemble.py) is exactly this, so that is taken for one.
-                estimated = tokens == estimate_tokens(msg.content)
-                items.append(
-                    Item(
-                        "assistant",
-                        msg.content,
-                        msg.pk,
-                        reasoning=msg.reasoning,
-                        ending=ending,
-                        verdict=verdict,
-                        at=msg.created_at,
-                        tokens=tokens,
-                        estimated=estimated,
-                    )
-                )
-            for call in msg.tool_calls or []:
-                fn = call.get("function") or {}
-                card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))
-                cards[card.call_id] = (card, msg)
-                items.append(Item("tool", message_id=msg.pk, tool=card))
-        elif msg.role == "tool" and msg.tool_call_id in cards:
-            card, asked = cards[msg.tool_call_id]
-            card.result = _pretty(msg.content[:MAX_RESULT_CHARS])
-            card.ok = '"success":false' not in msg.content[:60].replace(" ", "")
-            # Durations are not stored; the gap between the call and its result is close to it.
-            card.duration = max(0.0, (msg.created_at - asked.created_at).total_seconds())
-            card.pending = False
-    return items
-
-
-def counters(session: ChatSession) -> dict[str, int | None]:
-    """Turns until the next memory review / model calls until the next skill review."""
-    config = hermes_config.get()
-    # As the runner's counters: no memory tool (both targets off), no memory review.
-    mem = config.memory.nudge_interval if config.memory_on else 0
-    skill = config.skills.creation_nudge_interval
-    return {
-        "turns_until_memory_review": mem - session.turns_since_memory if mem > 0 else None,
-        "iters_until_skill_review": skill - session.iters_since_skill if skill > 0 else None,
-    }

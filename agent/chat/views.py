@@ -9,23 +9,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent import clients
-from agent.chat import branching, session_end
+from agent.chat import branching, connection, presenter, session_end
 from agent.chat import service as chat_service
 from agent.chat.forms import RenameForm, SetupForm
 from agent.learning import review
-from agent.llm import LLMError, client_from_config
-from agent.llm.probe import ProbeStep, probe
 from hermes_site import config as hermes_config
 from knowledge import capabilities
-from knowledge.capabilities import DbCapabilityStore
 from knowledge.history import learned, turns
 from knowledge.models import ChatSession
 from knowledge.search import search_sessions
 from knowledge.skills.store import SkillStore
 
 SIDEBAR_LIMIT = 100
-CHECK_TIMEOUT = 10.0
 # An attached text file is stored inside the message, so it must leave room for what is typed.
 ATTACH_BYTES = 50_000
 
@@ -76,9 +71,9 @@ def _chat_page(
     context = {
         "nav": "chat",
         "session": session,
-        "items": chat_service.conversation(session),
+        "items": presenter.conversation(session),
         "learned": learned.for_session(session.pk),
-        "counters": chat_service.counters(session),
+        "counters": presenter.counters(session),
         "review_running": review.is_running(session.pk),
         # A turn running on any server process (the page may be served by another worker).
         "busy": turns.holds(session),
@@ -182,30 +177,19 @@ def setup_save(request: HttpRequest) -> HttpResponse:
 @require_POST
 def setup_check(request: HttpRequest) -> HttpResponse:
     config = hermes_config.get()
-    try:
-        # The check is about reaching the server, so it works before a model name is chosen.
-        models = clients.list_models(config, "connection-check", CHECK_TIMEOUT)
-    except LLMError as exc:
-        return render(request, "chat/_check.html", {"ok": False, "error": exc.message})
-    listed = not config.model_name or config.model_name in models
+    found = connection.check(config)
+    if not found.ok:
+        return render(request, "chat/_check.html", {"ok": False, "error": found.error})
+    listed = not config.model_name or config.model_name in found.models
     return render(
         request,
         "chat/_check.html",
         {
             "ok": True,
-            "models": models[:8],
-            "count": len(models),
+            "models": found.models[:8],
+            "count": len(found.models),
             "listed": listed,
             "model": config.model_name,
-            "steps": _probe(config) if config.model_name else [],
+            "steps": found.steps,
         },
     )
-
-
-def _probe(config: hermes_config.Config) -> list[ProbeStep]:
-    """What the configured model can do, found once and stored (the chat adapts from its first turn)."""
-    client = client_from_config(config, timeout=CHECK_TIMEOUT, capabilities=DbCapabilityStore())
-    try:
-        return probe(client)
-    finally:
-        client.close()

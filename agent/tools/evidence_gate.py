@@ -24,6 +24,7 @@ from typing import Any
 from django.utils import timezone
 
 from agent.tools.registry import ToolContext
+from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
 from knowledge.models import Message, PendingWrite
 from knowledge.provenance import Provenance
@@ -237,7 +238,7 @@ def _shown_by_tools(entry: str, ctx: ToolContext) -> bool:
     return bool(located) and not support.coverage_reason(entry, located)
 
 
-def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, decision: Decision | str) -> str:
+def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, decision: Decision | str) -> ToolResult:
     """Queue a write that may not be saved in the inbox; the tool result says it waits for the person
     and never coaches the model to find other quotes."""
     if isinstance(decision, str):
@@ -261,5 +262,4 @@ def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, deci
         )
         error = f"Not saved: {decision.held_reason} It waits in the person's inbox for them to decide."
         error += f" {decision.advice}" if decision.advice else " Do not submit it again."
-    data = {"success": False, "changed": False, "unsupported": True, "pending_id": pending.pk, "error": error}
-    return json.dumps(data, ensure_ascii=False)
+    return ToolResult.failure(error, changed=False, unsupported=True, pending_id=pending.pk)

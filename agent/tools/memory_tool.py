@@ -2,17 +2,17 @@
 
 All the rules live in `knowledge.memory.store.MemoryStore`; this module only validates the
 model's arguments, refuses disabled targets, stages review writes when write approval is on,
-and turns the store's result dicts into JSON strings.
+and turns the store's result dicts into tool results.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from agent.tools import evidence_gate
-from agent.tools.registry import Tool, ToolContext, error_result
+from agent.tools import evidence_gate, memory_budget
+from agent.tools.registry import Tool, ToolContext
+from agent.tools.results import ToolResult
 from knowledge.memory.duplicates import all_entries, memory_duplicate
 from knowledge.memory.store import TARGETS, MemoryStore, OpError, parse_operations
 from knowledge.models import PendingWrite
@@ -84,26 +84,28 @@ def _operations(args: dict[str, Any]) -> list[Any]:
     return [{k: args[k] for k in ("action", "content", "old_text") if k in args}]
 
 
-def _validate(args: dict[str, Any], store: MemoryStore) -> tuple[str, list[Any]] | str:
-    """(target, operations) or an error result string."""
+def _validate(args: dict[str, Any], store: MemoryStore) -> tuple[str, list[Any]] | ToolResult:
+    """(target, operations) or the failed result."""
     # Hermes treats a null or missing target as its notes; a Hermes-tuned model relies on that.
     target = args.get("target") or "memory"
     if target not in TARGETS:
-        return error_result(f"'target' is required and must be 'memory' or 'user' (got {target!r}).")
+        return ToolResult.failure(f"'target' is required and must be 'memory' or 'user' (got {target!r}).")
     if not store.is_enabled(target):
-        return error_result(f"The {TARGETS[target].label.lower()} is disabled in the configuration; nothing was saved.")
+        return ToolResult.failure(
+            f"The {TARGETS[target].label.lower()} is disabled in the configuration; nothing was saved."
+        )
     try:
         operations = _operations(args)
         # Validates and threat-scans now, so bad or hostile content is never staged for approval.
         parse_operations(operations)
     except OpError as err:
         if err.show_entries:
-            return json.dumps(store.failure(target, err, action=str(args.get("action") or "batch")), ensure_ascii=False)
-        return error_result(err.message, target=target, **err.extra)
+            return ToolResult.from_payload(store.failure(target, err, action=str(args.get("action") or "batch")))
+        return ToolResult.failure(err.message, target=target, **err.extra)
     return target, operations
 
 
-def _stage(args: dict[str, Any], target: str, operations: list[Any], ctx: ToolContext) -> str:
+def _stage(args: dict[str, Any], target: str, operations: list[Any], ctx: ToolContext) -> ToolResult:
     pending = PendingWrite.objects.create(
         kind="memory",
         tool_name=TOOL_NAME,
@@ -112,39 +114,35 @@ def _stage(args: dict[str, Any], target: str, operations: list[Any], ctx: ToolCo
         review_id=ctx.review_id,
     )
     action = str(operations[0].get("action")) if len(operations) == 1 else "batch"
-    return json.dumps(
-        {
-            "success": True,
-            "changed": True,
-            "pending": True,
-            "target": target,
-            "action": action,
-            "message": _PENDING_MESSAGES[target],
-            "pending_id": pending.pk,
-        },
-        ensure_ascii=False,
+    return ToolResult.success(
+        changed=True,
+        pending=True,
+        target=target,
+        action=action,
+        message=_PENDING_MESSAGES[target],
+        pending_id=pending.pk,
     )
 
 
 def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
-    def handler(args: dict[str, Any], ctx: ToolContext) -> str:
+    def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         store = store_factory()
         checked = _validate(args, store)
-        if isinstance(checked, str):
+        if isinstance(checked, ToolResult):
             return checked
         target, operations = checked
         duplicate = memory_duplicate(store, target, operations)
         if duplicate:
-            return error_result(duplicate, target=target)
+            return ToolResult.failure(duplicate, target=target)
         decision = evidence_gate.decide(args, ctx, "memory", all_entries(store))
         if decision.held_reason and any(op.get("content") for op in operations if isinstance(op, dict)):
             return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision)
         if ctx.stage_writes.get("memory"):
             return _stage(args, target, operations, ctx)
-        result = store.apply(target, operations, decision.prov, ctx.turn_state)
-        if result.get("success"):
+        result = memory_budget.write(store, target, operations, decision.prov, ctx.turn_state)
+        if result.ok:
             evidence_gate.settle_conflicts(args, ctx)
-        return json.dumps(result, ensure_ascii=False)
+        return result
 
     return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler)
 
@@ -153,8 +151,8 @@ def make_tool() -> Tool:
     return memory_tool()
 
 
-def apply_pending(pending: PendingWrite, prov: Provenance, store: MemoryStore | None = None) -> str:
-    """Apply an approved pending memory write through the store; returns the tool-style JSON result.
+def apply_pending(pending: PendingWrite, prov: Provenance, store: MemoryStore | None = None) -> ToolResult:
+    """Apply an approved pending memory write through the store; returns the tool's result.
 
     The caller (the approval view) owns the PendingWrite's status; it can pass edited
     `arguments` by updating them before calling this.
@@ -162,7 +160,7 @@ def apply_pending(pending: PendingWrite, prov: Provenance, store: MemoryStore | 
     store = store or MemoryStore()
     args = pending.arguments if isinstance(pending.arguments, dict) else {}
     checked = _validate(args, store)
-    if isinstance(checked, str):
+    if isinstance(checked, ToolResult):
         return checked
     target, operations = checked
-    return json.dumps(store.apply(target, operations, prov), ensure_ascii=False)
+    return ToolResult.from_payload(store.apply(target, operations, prov))

@@ -1,8 +1,8 @@
 """The tool registry: a dict of name -> Tool, and the one dispatcher every driver uses.
 
 Errors are data: whatever goes wrong inside a tool (bad JSON arguments, an unknown name, an
-exception) comes back as a JSON string `{"success": false, "error": ...}` that the model can
-act on. Nothing here knows about Django, Channels or the terminal.
+exception) comes back as a failed `ToolResult` that the model can act on. Nothing here knows
+about Django, Channels or the terminal.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult, cut_result
 from knowledge.provenance import Provenance
 
-log = logging.getLogger(__name__)
+__all__ = ["MAX_RESULT_CHARS", "Handler", "Tool", "ToolContext", "ToolRegistry", "ToolResult", "cut_result"]
 
-# Tool results are capped so one runaway tool cannot blow the context window.
-MAX_RESULT_CHARS = 20_000
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -55,7 +55,7 @@ class ToolContext:
         )
 
 
-Handler = Callable[[dict[str, Any], ToolContext], str]
+Handler = Callable[[dict[str, Any], ToolContext], ToolResult]
 
 
 @dataclass(frozen=True)
@@ -74,10 +74,6 @@ class Tool:
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
-
-
-def error_result(message: str, **extra: Any) -> str:
-    return json.dumps({"success": False, "error": message, **extra}, ensure_ascii=False)
 
 
 class ToolRegistry:
@@ -106,48 +102,25 @@ class ToolRegistry:
     def schemas(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self._tools.values()]
 
-    def dispatch(self, name: str, raw_arguments: str | dict[str, Any] | None, ctx: ToolContext) -> str:
+    def dispatch(self, name: str, raw_arguments: str | dict[str, Any] | None, ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)
         if tool is None:
             allowed = ", ".join(sorted(self._tools)) or "none"
-            return error_result(f"Tool '{name}' is not available here. Available tools: {allowed}.")
+            return ToolResult.failure(f"Tool '{name}' is not available here. Available tools: {allowed}.")
         if isinstance(raw_arguments, dict):
             args = raw_arguments
         else:
             try:
                 args = json.loads(raw_arguments or "{}")
             except json.JSONDecodeError as exc:
-                return error_result(
+                return ToolResult.failure(
                     f"The arguments for '{name}' are not valid JSON ({exc.msg} at position {exc.pos}). "
                     "Send a JSON object matching the tool's schema."
                 )
             if not isinstance(args, dict):
-                return error_result(f"The arguments for '{name}' must be a JSON object.")
+                return ToolResult.failure(f"The arguments for '{name}' must be a JSON object.")
         try:
-            result = tool.handler(args, ctx)
+            return tool.handler(args, ctx)
         except Exception as exc:  # a tool bug must reach the model as data, not kill the turn
             log.exception("tool %s failed", name)
-            return error_result(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
-        if len(result) > tool.max_result_chars:
-            return cut_result(result, tool.max_result_chars)
-        return result
-
-
-def cut_result(result: str, limit: int) -> str:
-    """A result over its tool's limit, cut so it is still a JSON object the model can read: the
-    first `limit` characters as `content`, `truncated: true` and the full size."""
-    try:
-        success = json.loads(result).get("success", True) is not False
-    except (json.JSONDecodeError, AttributeError):
-        success = True
-    return json.dumps(
-        {
-            "success": success,
-            "truncated": True,
-            "total_chars": len(result),
-            "content": result[:limit],
-            "note": f"The result was {len(result):,} characters; only the first {limit:,} are shown. "
-            "Ask for less (a narrower query, one file, an offset) to see the rest.",
-        },
-        ensure_ascii=False,
-    )
+            return ToolResult.failure(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")

@@ -10,7 +10,6 @@ Without a query: the most recent sessions. With `session_id` alone: a peek at th
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -19,7 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from agent.llm import LLMError
-from agent.tools.registry import Tool, ToolContext, error_result
+from agent.tools.registry import Tool, ToolContext
+from agent.tools.results import ToolResult
 from knowledge.models import ChatSession, Message
 from knowledge.search import ContextMessage, messages_around, recent_sessions, search_sessions
 from knowledge.search.sanitize import parse_terms
@@ -198,9 +198,9 @@ def _with_summaries(
             entry.update(summary=_excerpt(window), summary_source="excerpt", summary_error=error)
 
 
-def _search(ctx: ToolContext, query: str, limit: int, session_id: str | None, lim: _Limits) -> str:
+def _search(ctx: ToolContext, query: str, limit: int, session_id: str | None, lim: _Limits) -> ToolResult:
     if not parse_terms(query):
-        return error_result('The query has no words to search for. Use plain words or a "quoted phrase".')
+        return ToolResult.failure('The query has no words to search for. Use plain words or a "quoted phrase".')
     hits = search_sessions(
         query, limit=limit, session_id=session_id, exclude_session_id=None if session_id else ctx.session_id
     )
@@ -227,10 +227,12 @@ def _search(ctx: ToolContext, query: str, limit: int, session_id: str | None, li
     return _result(query, entries)
 
 
-def _peek(ctx: ToolContext, session_id: str, lim: _Limits) -> str:
+def _peek(ctx: ToolContext, session_id: str, lim: _Limits) -> ToolResult:
     session = ChatSession.objects.filter(id=session_id).first() or ChatSession.objects.filter(name=session_id).first()
     if session is None:
-        return error_result(f"No session with id '{session_id}'. Call session_search without a query to list them.")
+        return ToolResult.failure(
+            f"No session with id '{session_id}'. Call session_search without a query to list them."
+        )
     base = Message.objects.filter(session=session).only("id", "role", "content", "tool_name", "created_at")
     rows = list(base.order_by("id")[:3]) + list(reversed(base.order_by("-id")[:TRANSCRIPT_WINDOW]))
     unique = list({m.id: m for m in rows}.values())
@@ -248,7 +250,7 @@ def _peek(ctx: ToolContext, session_id: str, lim: _Limits) -> str:
     return _result(None, [entry])
 
 
-def _recent(ctx: ToolContext, limit: int) -> str:
+def _recent(ctx: ToolContext, limit: int) -> ToolResult:
     entries = [
         {
             "session_id": s.session_id,
@@ -264,9 +266,8 @@ def _recent(ctx: ToolContext, limit: int) -> str:
     return _result(None, entries)
 
 
-def _result(query: str | None, entries: list[dict[str, Any]]) -> str:
-    result = {"success": True, "query": query, "note": PAST_NOTE, "results": entries, "count": len(entries)}
-    return json.dumps(result, ensure_ascii=False)
+def _result(query: str | None, entries: list[dict[str, Any]]) -> ToolResult:
+    return ToolResult.success(query=query, note=PAST_NOTE, results=entries, count=len(entries))
 
 
 def _limit(value: Any) -> int:
@@ -280,12 +281,12 @@ def _limit(value: Any) -> int:
 def make_tool(
     *, parallelism: int | None = None, summary_timeout: float | None = None, total_timeout: float | None = None
 ) -> Tool:
-    def handler(args: dict[str, Any], ctx: ToolContext) -> str:
+    def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         query, session_id = args.get("query"), args.get("session_id")
         if query is not None and not isinstance(query, str):
-            return error_result("`query` must be a string.")
+            return ToolResult.failure("`query` must be a string.")
         if session_id is not None and not isinstance(session_id, str):
-            return error_result("`session_id` must be a string.")
+            return ToolResult.failure("`session_id` must be a string.")
         limit = _limit(args.get("limit", DEFAULT_LIMIT))
         lim = _Limits(parallelism, summary_timeout, total_timeout)
         query = (query or "").strip()

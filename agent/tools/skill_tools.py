@@ -2,18 +2,18 @@
 
 Thin adapters over knowledge.skills.store.SkillStore: argument checking, the exact result shapes the
 model sees, and staging of review writes when skills.write_approval is on. Every failure comes
-back as {"success": false, "error": ...} so the model can correct itself.
+back as a failed ToolResult ({"success": false, "error": ...}) so the model can correct itself.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agent.tools import evidence_gate
-from agent.tools.registry import Tool, ToolContext, error_result
+from agent.tools.registry import Tool, ToolContext
+from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
@@ -29,10 +29,6 @@ def _store() -> SkillStore:
     return SkillStore(hermes_config.get())
 
 
-def _dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False)
-
-
 # ----- skills_list / skill_view ---------------------------------------------------------------
 
 # A SKILL.md or file up to this size comes back whole, as Hermes returns it (7 of its bundled
@@ -41,53 +37,42 @@ def _dumps(data: dict[str, Any]) -> str:
 VIEW_PAGE_CHARS = 200_000
 
 
-def _skills_list(args: dict[str, Any], ctx: ToolContext) -> str:
+def _skills_list(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     category = args.get("category") or None
     if category is not None and not isinstance(category, str):
-        return error_result("category must be a string.")
+        return ToolResult.failure("category must be a string.")
     usable = _store().available()
     categories = sorted({s.category for s in usable if s.category})
     shown = [s for s in usable if category is None or s.category == category]
-    return _dumps(
-        {
-            "skills": [{"name": s.name, "description": s.description, "category": s.category} for s in shown],
-            "categories": categories,
-            "count": len(shown),
-        }
+    return ToolResult.listing(
+        skills=[{"name": s.name, "description": s.description, "category": s.category} for s in shown],
+        categories=categories,
+        count=len(shown),
     )
 
 
-def _skill_view(args: dict[str, Any], ctx: ToolContext) -> str:
+def _skill_view(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     name = args.get("name")
     file_path = args.get("file_path") or None
     store = _store()
     try:
         info = store.get(check_name(name))
         if not info.enabled:
-            return error_result(f"Skill '{info.name}' is disabled.")
+            return ToolResult.failure(f"Skill '{info.name}' is disabled.")
         if info.broken:
-            return error_result(f"Skill '{info.name}' is broken and cannot be used: {info.error}")
+            return ToolResult.failure(f"Skill '{info.name}' is broken and cannot be used: {info.error}")
         content = store.read(info.name, file_path)
         files = [] if file_path else store.files(info.name)
     except SkillError as exc:
-        return error_result(str(exc))
+        return ToolResult.failure(str(exc))
     try:
         page = _page(content, args.get("offset"), min(VIEW_PAGE_CHARS, store.config.context_window * 2))
     except SkillError as exc:
-        return error_result(str(exc))
+        return ToolResult.failure(str(exc))
     store.record_view(info.name)
     if file_path:
-        return _dumps({"success": True, "name": info.name, "file_path": file_path, **page})
-    return _dumps(
-        {
-            "success": True,
-            "name": info.name,
-            "category": info.category,
-            "path": str(info.path),
-            **page,
-            "linked_files": files,
-        }
-    )
+        return ToolResult.success(name=info.name, file_path=file_path, **page)
+    return ToolResult.success(name=info.name, category=info.category, path=str(info.path), **page, linked_files=files)
 
 
 def _page(content: str, offset: object, size: int) -> dict[str, Any]:
@@ -193,32 +178,32 @@ def _precheck(store: SkillStore, args: dict[str, Any]) -> tuple[str, str]:
     return action, name
 
 
-def run_action(args: dict[str, Any], prov: Provenance, store: SkillStore | None = None) -> str:
-    """Apply one skill_manage call through the store; returns the tool's JSON result."""
+def run_action(args: dict[str, Any], prov: Provenance, store: SkillStore | None = None) -> ToolResult:
+    """Apply one skill_manage call through the store; returns the tool's result."""
     store = store or _store()
     try:
         action, name = _precheck(store, args)
         fn, verb = ACTIONS[action]
         path = fn(store, {**args, "name": name}, prov)
     except SkillError as exc:
-        return error_result(str(exc))
-    return _dumps({"success": True, "changed": True, "message": f"Skill '{name}' {verb}", "path": str(path)})
+        return ToolResult.failure(str(exc))
+    return ToolResult.success(changed=True, message=f"Skill '{name}' {verb}", path=str(path))
 
 
 # The actions that claim something was learned, so they must show where it was learned.
 EVIDENCED = ("create", "patch", "edit")
 
 
-def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
+def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     store = _store()
     try:
         action, name = _precheck(store, args)
     except SkillError as exc:
-        return error_result(str(exc))
+        return ToolResult.failure(str(exc))
     if action == "create":
         duplicate = skill_duplicate(store, name, _text(args, "content"))
         if duplicate:
-            return error_result(duplicate)
+            return ToolResult.failure(duplicate)
     decision = evidence_gate.decide(args, ctx, "skill")
     if action in EVIDENCED and decision.held_reason:
         return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
@@ -232,13 +217,11 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
         review_id=ctx.review_id,
     )
     verb = ACTIONS[action][1]
-    return _dumps(
-        {"success": True, "changed": True, "pending": True, "message": f"Skill '{name}' {verb} awaiting approval"}
-    )
+    return ToolResult.success(changed=True, pending=True, message=f"Skill '{name}' {verb} awaiting approval")
 
 
-def apply_pending(pending: PendingWrite, prov: Provenance) -> str:
-    """Apply an approved staged skill_manage call; returns its JSON result (the caller sets status)."""
+def apply_pending(pending: PendingWrite, prov: Provenance) -> ToolResult:
+    """Apply an approved staged skill_manage call; returns its result (the caller sets status)."""
     return run_action(dict(pending.arguments), prov)
 
 

@@ -16,11 +16,6 @@ ACTIONS = ("add", "replace", "remove")
 Result = dict[str, Any]
 
 RULE = "═" * 46
-# Hermes' cap: three failed consolidation attempts are answered normally, the fourth is terminal.
-MAX_FAILURES_PER_TURN = 3
-FAILURE_KEY = "memory_failures"
-# Failures that mean "the model is trying to consolidate and not getting there".
-_COUNTED_FAILURES = frozenset({"overflow", "no_match"})
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,8 @@ class Overflow:
 
 
 class OpError(Exception):
-    """A rejected operation; `kind` drives the per-turn failure count, `extra` joins the result."""
+    """A rejected operation; `kind` says what went wrong (the memory tool counts some kinds per turn),
+    `extra` joins the result."""
 
     def __init__(
         self,

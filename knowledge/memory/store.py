@@ -28,9 +28,6 @@ from hermes_site import config as hermes_config
 from knowledge import changelog
 from knowledge.fileio import atomic_write, fsync_dir
 from knowledge.memory.ops import (
-    _COUNTED_FAILURES,
-    FAILURE_KEY,
-    MAX_FAILURES_PER_TURN,
     RULE,
     TARGETS,
     FlaggedEntry,
@@ -49,6 +46,17 @@ from knowledge.memory.ops import (
 )
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
+
+
+class WriteRefused(Exception):
+    """A write the store refused, nothing changed. `result` is the refusal as the tool reports it
+    (with usage and, where they help pick an entry, the current entries); `kind` says what went
+    wrong ("overflow", "no_match", "blocked", "invalid", "disk", ...), for the caller's policy."""
+
+    def __init__(self, result: Result, kind: str) -> None:
+        super().__init__(str(result.get("error", "")))
+        self.result = result
+        self.kind = kind
 
 
 class MemoryStore:
@@ -119,41 +127,41 @@ class MemoryStore:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def apply(
-        self,
-        target: str,
-        operations: Sequence[Mapping[str, Any]],
-        prov: Provenance,
-        turn_state: dict[str, Any] | None = None,
-    ) -> Result:
-        """Apply tool-style operations atomically (all or nothing; limit checked at the end)."""
+    def write(self, target: str, operations: Sequence[Mapping[str, Any]], prov: Provenance) -> Result:
+        """Apply tool-style operations atomically (all or nothing; limit checked at the end).
+        Returns the success result; raises WriteRefused when nothing was written."""
         spec = self.spec(target)
         first = operations[0] if len(operations) == 1 else None
         action = str(first.get("action")) if isinstance(first, Mapping) else "batch"
         try:
             ops = parse_operations(operations, limit=self.limit(target))
         except OpError as err:
-            return self.failure(target, err, turn_state, action)
-        return self._mutate(spec, ops, prov, action, turn_state)
+            raise WriteRefused(self.failure(target, err, action=action), err.kind) from err
+        return self._mutate(spec, ops, prov, action)
 
-    def failure(self, target: str, err: OpError, turn_state: dict[str, Any] | None = None, action: str = "") -> Result:
+    def apply(self, target: str, operations: Sequence[Mapping[str, Any]], prov: Provenance) -> Result:
+        """`write`, with a refusal returned as its result instead of raised."""
+        try:
+            return self.write(target, operations, prov)
+        except WriteRefused as refused:
+            return refused.result
+
+    def failure(self, target: str, err: OpError, action: str = "") -> Result:
         """An argument error as the tool reports it: with current_entries and usage when they help
         the model pick the entry (a replace/remove without old_text), as Hermes does."""
         spec = self.spec(target)
         if not err.show_entries:
-            return self._error(spec, action, err, turn_state)
-        return self._error(spec, action, err, turn_state, self.entries(target), self.limit(target))
+            return self._error(spec, action, err)
+        return self._error(spec, action, err, self.entries(target), self.limit(target))
 
-    def add(self, target: str, content: str, prov: Provenance, turn_state: dict[str, Any] | None = None) -> Result:
-        return self.apply(target, [{"action": "add", "content": content}], prov, turn_state)
+    def add(self, target: str, content: str, prov: Provenance) -> Result:
+        return self.apply(target, [{"action": "add", "content": content}], prov)
 
-    def replace(
-        self, target: str, old_text: str, content: str, prov: Provenance, turn_state: dict[str, Any] | None = None
-    ) -> Result:
-        return self.apply(target, [{"action": "replace", "old_text": old_text, "content": content}], prov, turn_state)
+    def replace(self, target: str, old_text: str, content: str, prov: Provenance) -> Result:
+        return self.apply(target, [{"action": "replace", "old_text": old_text, "content": content}], prov)
 
-    def remove(self, target: str, old_text: str, prov: Provenance, turn_state: dict[str, Any] | None = None) -> Result:
-        return self.apply(target, [{"action": "remove", "old_text": old_text}], prov, turn_state)
+    def remove(self, target: str, old_text: str, prov: Provenance) -> Result:
+        return self.apply(target, [{"action": "remove", "old_text": old_text}], prov)
 
     # The dashboard addresses entries by position; `expected` (the text the page showed) guards
     # against editing an entry that changed on disk since the page was rendered.
@@ -167,8 +175,11 @@ class MemoryStore:
         try:
             parsed = parse_operations(ops, index=index, expected=expected, limit=self.limit(target))
         except OpError as err:
-            return self._error(self.spec(target), "replace", err, None)
-        return self._mutate(self.spec(target), parsed, prov, "replace", None)
+            return self._error(self.spec(target), "replace", err)
+        try:
+            return self._mutate(self.spec(target), parsed, prov, "replace")
+        except WriteRefused as refused:
+            return refused.result
 
     def check_entry(self, target: str, text: str, index: int | None = None, expected: str | None = None) -> Outcome:
         """What `add_entry` (no index) or `edit_entry` would do to the file as it is now, without
@@ -179,10 +190,13 @@ class MemoryStore:
 
     def delete_entry(self, target: str, index: int, prov: Provenance, expected: str | None = None) -> Result:
         parsed = [Op(action="remove", index=index, expected=expected)]
-        return self._mutate(self.spec(target), parsed, prov, "remove", None)
+        try:
+            return self._mutate(self.spec(target), parsed, prov, "remove")
+        except WriteRefused as refused:
+            return refused.result
 
     def restore(self, change: KnowledgeChange, prov: Provenance) -> KnowledgeChange:
-        """Write `change.before` back byte-exactly (the change-log restorer for kind "memory")."""
+        """Write `change.before` back byte-exactly (the undo of kind "memory", knowledge/undo.py)."""
         spec = self.spec(change.target)
         with self._locked(spec) as path:
             raw, existed, _ = _read(path)
@@ -226,9 +240,7 @@ class MemoryStore:
             finally:
                 fcntl.flock(lock_file.fileno(), fcntl.LOCK_UN)
 
-    def _mutate(
-        self, spec: TargetSpec, ops: list[Op], prov: Provenance, action: str, turn_state: dict[str, Any] | None
-    ) -> Result:
+    def _mutate(self, spec: TargetSpec, ops: list[Op], prov: Provenance, action: str) -> Result:
         limit = self.limit(spec.name)
         with self._locked(spec) as path:
             raw, existed, lossy = _read(path)
@@ -239,9 +251,7 @@ class MemoryStore:
             except OpError as err:
                 if err.kind == "drift":
                     err.extra["backup"] = str(_backup(path))
-                return self._error(spec, action, err, turn_state, current, limit)
-            if turn_state is not None:
-                turn_state[FAILURE_KEY] = 0
+                raise WriteRefused(self._error(spec, action, err, current, limit), err.kind) from err
             # `done` as Hermes sends it: the write is complete and must not be repeated.
             result: Result = {
                 "success": True,
@@ -257,11 +267,12 @@ class MemoryStore:
                 except OSError as exc:
                     # Disk full, quota, read-only folder: the atomic write left the old file
                     # intact, so say plainly that nothing was saved.
-                    return {
+                    refusal = {
                         "success": False,
                         "error": f"Could not save {spec.filename}: {exc.strerror or exc}. Nothing was changed.",
                         "target": spec.name,
                     }
+                    raise WriteRefused(refusal, "disk") from exc
             else:
                 result["message"] = outcome.unchanged_message
             result["usage"] = format_usage(len(serialise(outcome.entries)), limit)
@@ -326,13 +337,7 @@ class MemoryStore:
         return set(parse(raw)) - set(parse(last.after if last.exists_after else ""))
 
     def _error(
-        self,
-        spec: TargetSpec,
-        action: str,
-        err: OpError,
-        turn_state: dict[str, Any] | None,
-        current: list[str] | None = None,
-        limit: int | None = None,
+        self, spec: TargetSpec, action: str, err: OpError, current: list[str] | None = None, limit: int | None = None
     ) -> Result:
         result: Result = {"success": False, "error": err.message, "target": spec.name, "action": action}
         if current is not None and limit is not None:
@@ -341,23 +346,6 @@ class MemoryStore:
                 # Masked: a poisoned entry must not reach the model through an error either.
                 result["current_entries"] = mask_entries(current)
         result.update(err.extra)
-        if turn_state is not None and err.kind in _COUNTED_FAILURES:
-            failures = int(turn_state.get(FAILURE_KEY, 0)) + 1
-            turn_state[FAILURE_KEY] = failures
-            if failures > MAX_FAILURES_PER_TURN:
-                return {
-                    "success": False,
-                    "done": True,
-                    "target": spec.name,
-                    "action": action,
-                    "error": (
-                        f"{spec.label} update failed {failures} times this turn. Stop retrying memory calls: "
-                        "leave memory as it is and continue with your reply to the user; the fact can be "
-                        "saved in a later turn."
-                    ),
-                    "last_error": err.message,
-                    "usage": result.get("usage", ""),
-                }
         return result
 
 
@@ -376,10 +364,3 @@ def _backup(path: Path) -> Path:
     backup = path.with_name(f"{path.name}.bak.{stamp}")
     atomic_write(backup, path.read_bytes())
     return backup
-
-
-def _restore_change(change: KnowledgeChange, prov: Provenance) -> KnowledgeChange:
-    return MemoryStore().restore(change, prov)
-
-
-changelog.register_restorer("memory", _restore_change)

@@ -2,12 +2,11 @@
 
 Undoing one file of a delete restores the whole folder (its files share a `batch`);
 a file already as it was is left alone, so undoing a whole review never writes twice.
-Registered with the change log as the restorer of kind "skill".
+knowledge/undo.py dispatches the undo of kind "skill" here.
 """
 
 from __future__ import annotations
 
-from hermes_site import config as hermes_config
 from knowledge import changelog
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
@@ -55,10 +54,3 @@ def _restore_file(store: SkillStore, change: KnowledgeChange, prov: Provenance) 
             raise changelog.UndoError(f"Cannot undo: a skill named '{change.target}' exists again elsewhere.")
     write_skill_file(target, wanted)
     return store.record_change(change.target, "undo", prov, target, now, shown_text(wanted), undoes=change)
-
-
-def _restore_with_current_config(change: KnowledgeChange, prov: Provenance) -> KnowledgeChange | None:
-    return restore(SkillStore(hermes_config.get()), change, prov)
-
-
-changelog.register_restorer("skill", _restore_with_current_config)

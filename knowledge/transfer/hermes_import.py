@@ -20,7 +20,7 @@ from typing import IO
 
 from django.utils import timezone
 
-from knowledge import changelog
+from knowledge import undo
 from knowledge.memory.ops import ENTRY_DELIMITER
 from knowledge.memory.store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange, ReviewRun, SkillUsage
@@ -285,8 +285,8 @@ def undo_import(run_id: int) -> list[KnowledgeChange]:
         KnowledgeChange.objects.filter(review_id=run.pk, kind="skill", action="create").values_list("target", flat=True)
     )
     try:
-        done = changelog.undo_review(run.pk, Provenance(actor="undo"))
-    except changelog.UndoError as exc:
+        done = undo.undo_review(run.pk, Provenance(actor="undo"))
+    except undo.UndoError as exc:
         raise TransferError(str(exc)) from exc
     # The usage rows SkillStore.create made for the imported skills would otherwise list
     # skills that no longer exist as "never used" on the overview.

@@ -1,6 +1,6 @@
 """Change log pages: every change to memory and skills, a side-by-side diff, undo.
 
-Undo goes through knowledge.changelog, which dispatches to the store that owns the file, so the
+Undo goes through knowledge.undo, which dispatches to the store that owns the file, so the
 undo takes the same lock and is itself recorded as a change.
 """
 
@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from knowledge import changelog
+from knowledge import undo
 from knowledge.diffing import side_by_side
 from knowledge.memory.store import parse
 from knowledge.models import KnowledgeChange
@@ -28,7 +28,7 @@ from knowledge.skills.format import SkillError
 USER = Provenance(actor="user")
 PAGE_SIZE = 50
 # What an undo can raise: the stores' refusals, and the file system's.
-UNDO_ERRORS = (changelog.UndoError, SkillError, ValueError, OSError)
+UNDO_ERRORS = (undo.UndoError, SkillError, ValueError, OSError)
 FILTERS = ("kind", "actor", "review", "session", "target")
 
 
@@ -152,7 +152,7 @@ def change_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def undo_change(request: HttpRequest, pk: int) -> HttpResponse:
     change = get_object_or_404(KnowledgeChange, pk=pk)
     try:
-        done = changelog.undo(change, USER)
+        done = undo.undo(change, USER)
     except UNDO_ERRORS as exc:
         messages.error(request, f"Undo failed: {exc}")
         return redirect("change_detail", pk=pk)

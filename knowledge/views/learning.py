@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from hermes_site import config as hermes_config
-from knowledge import changelog, prompt_blocks
+from knowledge import prompt_blocks, undo
 from knowledge.memory.ops import TARGETS
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, Message
@@ -46,7 +46,7 @@ def learned_undo(request: HttpRequest, pk: int) -> HttpResponse:
     """Undo one change from the chat's 💾 line, then back to the answer it followed."""
     change = get_object_or_404(KnowledgeChange, pk=pk)
     try:
-        done = changelog.undo(change, USER)
+        done = undo.undo(change, USER)
     except UNDO_ERRORS as exc:
         messages.error(request, f"Undo failed: {exc}")
         done = None

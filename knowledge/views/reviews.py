@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from knowledge import changelog
+from knowledge import undo
 from knowledge.diffing import DiffRow, side_by_side
 from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
@@ -69,7 +69,7 @@ def review_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def undo_review(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(ReviewRun, pk=pk)
     try:
-        done = changelog.undo_review(run.pk, USER)
+        done = undo.undo_review(run.pk, USER)
     except UNDO_ERRORS as exc:
         messages.error(request, f"Undo stopped: {exc}. Changes undone before the error stay undone.")
         return redirect("review_detail", pk=pk)

@@ -7,6 +7,7 @@ import pytest
 from agent.llm import ChatClient, MemoryCapabilityStore
 from agent.loop import AgentLoop, TurnDone, TurnError
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
+from agent.tools.results import ToolResult
 from tests.fakellm import Reply, ScriptedLLM
 from tests.wire import REFUSAL_CASES
 from tests.wire.replay import replay, uses
@@ -23,7 +24,7 @@ def server():
 
 
 def _tool() -> Tool:
-    return Tool("note", "", {"type": "object", "properties": {}}, lambda args, ctx: "{}")
+    return Tool("note", "", {"type": "object", "properties": {}}, lambda args, ctx: ToolResult.listing())
 
 
 def _turn(server: ScriptedLLM, store: MemoryCapabilityStore, text: str) -> list:

@@ -9,6 +9,7 @@ import pytest
 from agent.llm import ChatClient, LLMError, MemoryCapabilityStore
 from agent.loop import AgentLoop, ModelCalled, ModelNotice, ReasoningDelta, TextDelta, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
+from agent.tools.results import ToolResult
 from tests.fakellm import Reply, ScriptedLLM
 from tests.wire import ANSWER_CASES, CASES, ERROR_CASES, TOOL_CASES, WireCase
 from tests.wire.replay import FOLLOW_UP, replay
@@ -20,7 +21,7 @@ MARKUP = ("<tool_call>", "<function=", "<parameter", "<|", "<｜", "[TOOL_CALLS]
 def _memory_tool(saved: list[str]) -> Tool:
     def handler(args, ctx):
         saved.append(args["content"])
-        return json.dumps({"success": True, "changed": True, "message": "Memory updated"})
+        return ToolResult.success(changed=True, message="Memory updated")
 
     schema = {"type": "object", "properties": {"target": {"type": "string"}, "content": {"type": "string"}}}
     return Tool("memory", "save a note", schema, handler, parallel_safe=True)

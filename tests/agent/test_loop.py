@@ -9,6 +9,7 @@ import time
 from agent.llm import ChatClient
 from agent.loop import AgentLoop, ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult
 from tests.fakellm import Reply, ScriptedLLM
 
 
@@ -19,7 +20,7 @@ def _client(server: ScriptedLLM, **kw) -> ChatClient:
 def _slow_tool(name: str, seconds: float) -> Tool:
     def handler(args, ctx):
         time.sleep(seconds)
-        return json.dumps({"success": True, "echo": args.get("x")})
+        return ToolResult.success(echo=args.get("x"))
 
     return Tool(
         name, "sleeps", {"type": "object", "properties": {"x": {"type": "string"}}}, handler, parallel_safe=True
@@ -69,6 +70,32 @@ def test_tool_call_split_across_chunks_runs_and_result_goes_back():
         s.stop()
 
 
+def test_a_result_is_cut_at_its_tools_own_limit_and_stays_json():
+    s = _server()
+    try:
+        s.push(
+            Reply(tool_calls=[{"name": "big", "arguments": {}}, {"name": "small", "arguments": {}}]), Reply(text="ok")
+        )
+        text = "w" * 30_000  # over the default cap, under big's own limit
+
+        def handler(args, ctx):
+            return ToolResult.success(text=text)
+
+        reg = ToolRegistry(
+            [
+                Tool("big", "reads a lot", {"type": "object"}, handler, max_result_chars=50_000),
+                Tool("small", "the default cap", {"type": "object"}, handler),
+            ]
+        )
+        events = _run(AgentLoop(_client(s), reg, ToolContext()), [{"role": "user", "content": "go"}])
+        big, small = [json.loads(e.result) for e in events if isinstance(e, ToolFinished)]
+        assert big == {"success": True, "text": text}
+        assert small["truncated"] is True and small["total_chars"] > MAX_RESULT_CHARS
+        assert len(small["content"]) == MAX_RESULT_CHARS
+    finally:
+        s.stop()
+
+
 def test_independent_tool_calls_run_in_parallel():
     s = _server()
     try:
@@ -80,7 +107,7 @@ def test_independent_tool_calls_run_in_parallel():
 
         def meet(args, ctx):
             barrier.wait()
-            return json.dumps({"success": True, "echo": args.get("x")})
+            return ToolResult.success(echo=args.get("x"))
 
         reg = ToolRegistry([Tool("meet", "waits for the others", {"type": "object"}, meet, parallel_safe=True)])
         events = _run(AgentLoop(_client(s), reg, ToolContext()), [{"role": "user", "content": "go"}])
@@ -166,7 +193,7 @@ def test_interrupt_before_tools_marks_them_not_run():
 
         def handler(args, ctx):
             ran.append(1)
-            return "{}"
+            return ToolResult.listing()
 
         def reply(body):
             interrupt.set()  # the user presses stop while the model is answering with calls

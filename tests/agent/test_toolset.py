@@ -25,11 +25,11 @@ def test_user_profile_off_keeps_the_tool_and_refuses_that_target(home):
     registry = build_registry(hermes_config.get())
     assert "memory" in registry
     args = {"target": "user", "action": "add", "content": "Name: Ada"}
-    refused = json.loads(registry.dispatch("memory", args, ToolContext()))
+    refused = json.loads(registry.dispatch("memory", args, ToolContext()).content())
     assert refused["success"] is False
     assert not (home / "memories" / "USER.md").exists()
     args = {"target": "memory", "action": "add", "content": "Repo uses uv"}
-    assert json.loads(registry.dispatch("memory", args, ToolContext()))["success"] is True
+    assert json.loads(registry.dispatch("memory", args, ToolContext()).content())["success"] is True
 
 
 def test_both_targets_off_remove_the_memory_tool(home):
@@ -37,4 +37,4 @@ def test_both_targets_off_remove_the_memory_tool(home):
     registry = build_registry(hermes_config.get())
     assert "memory" not in registry
     assert sorted(registry.names()) == sorted(n for n in ALL if n != "memory")
-    assert "not available" in registry.dispatch("memory", {"target": "memory"}, ToolContext())
+    assert "not available" in registry.dispatch("memory", {"target": "memory"}, ToolContext()).content()

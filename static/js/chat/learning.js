@@ -16,7 +16,7 @@ export class LearningIndicator {
     document.addEventListener("hermes:review", function (ev) {
       if (ev.detail && ev.detail.session_id === sessionId) self.reviewing(false);
     });
-    document.addEventListener("hermes:review-started", function (ev) {
+    document.addEventListener("hermes:review_started", function (ev) {
       if (ev.detail && ev.detail.session_id === sessionId) self.reviewing(true);
     });
   }

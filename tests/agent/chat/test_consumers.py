@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from agent.chat import live
+from agent.chat import live, presenter
 from agent.chat import service as chat_service
 from agent.learning import notify, review
 from knowledge.models import Message
@@ -254,6 +254,6 @@ async def test_thinking_streams_as_reasoning_frames_and_is_stored_apart(llm, own
     assert "".join(f["text"] for f in frames if f["type"] == "delta") == case.answer
     stored = await sync_to_async(lambda: Message.objects.get(session_id=session_id, role="assistant"))()
     assert (stored.content, stored.reasoning) == (case.answer, case.reasoning)
-    items = await sync_to_async(lambda: chat_service.conversation(stored.session))()
+    items = await sync_to_async(lambda: presenter.conversation(stored.session))()
     assert (items[-1].content, items[-1].reasoning) == (case.answer, case.reasoning)  # for the page on reload
     await comm.disconnect()

@@ -101,7 +101,7 @@ async def test_a_notice_from_the_review_thread_reaches_the_group_after_the_turn_
     finally:
         live.gate.delivered("s-live")
         await layer.group_discard(live.GROUP, channel)
-    assert message["type"] == "review.notice"
+    assert message["type"] == live.REVIEW == "review"  # the page's frame type, too
     assert message["line"] == "💾 Memory updated" and message["href"] == "/memory/"
 
 

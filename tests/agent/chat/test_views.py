@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from agent.chat import service as chat_service
+from agent.chat.frames import event_frame
 from knowledge.models import ChatSession, Message
 from tests.conftest import write_config
 
@@ -189,7 +190,7 @@ def test_chat_page_says_once_when_the_model_cannot_call_tools(auth_client, llm):
     agent = chat_service.AgentSession.open(session_id=session.pk, source="web")
     events = list(agent.run_turn("hello"))
     agent.close()
-    frames = [f for f in map(chat_service.event_frame, events) if f is not None]
+    frames = [f for f in map(event_frame, events) if f is not None]
     assert [f["type"] for f in frames].count("notice") == 1
     body = auth_client.get(f"/c/{session.pk}/").content.decode()
     assert 'id="model-limits"' in body and "This model cannot call tools" in body

@@ -145,7 +145,7 @@ def test_write_approval_stages_review_writes_until_approved(home, llm):
     from agent.tools.memory_tool import apply_pending
     from knowledge.provenance import Provenance
 
-    result = json.loads(apply_pending(pending, Provenance(actor="user")))
+    result = json.loads(apply_pending(pending, Provenance(actor="user")).content())
     assert result["success"] is True
     assert "Prefers Debian base images" in user_md.read_text()
 

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def call(args, ctx=None):
-    return json.loads(memory_tool().handler(args, ctx or ToolContext()))
+    return json.loads(memory_tool().handler(args, ctx or ToolContext()).content())
 
 
 # --- schema and arguments ----------------------------------------------------------------------
@@ -86,7 +86,7 @@ def test_tool_batch_and_dispatch_through_registry(home):
     registry = ToolRegistry([make_tool()])
     ops = [{"action": "add", "content": "a"}, {"action": "add", "content": "b"}, {"action": "remove", "old_text": "a"}]
     raw = registry.dispatch("memory", json.dumps({"target": "user", "operations": ops}), ToolContext())
-    result = json.loads(raw)
+    result = json.loads(raw.content())
     assert result["success"] and result["action"] == "batch" and result["message"] == "User profile updated"
     assert MemoryStore().entries("user") == ["b"]
 
@@ -150,7 +150,7 @@ def test_staged_write_is_pending_until_applied(home):
     )
     assert not (home / "memories" / "USER.md").exists()
 
-    applied = json.loads(apply_pending(pending, Provenance(actor="user")))
+    applied = json.loads(apply_pending(pending, Provenance(actor="user")).content())
     assert applied["success"] and applied["message"] == "User profile updated"
     assert MemoryStore().entries("user") == ["Prefers short answers"]
     assert KnowledgeChange.objects.get().actor == "user"

@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext, ToolRegistry, error_result
+from agent.tools.registry import Tool, ToolContext, ToolRegistry
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult
 
 
-def _echo(args: dict[str, Any], ctx: ToolContext) -> str:
-    return json.dumps({"success": True, "args": args, "actor": ctx.actor})
+def _echo(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return ToolResult.success(args=args, actor=ctx.actor)
 
 
-def _boom(args: dict[str, Any], ctx: ToolContext) -> str:
+def _boom(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raise KeyError("missing")
 
 
-def _huge(args: dict[str, Any], ctx: ToolContext) -> str:
-    return "x" * (MAX_RESULT_CHARS + 500)
+def _huge(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return ToolResult.success(text="x" * MAX_RESULT_CHARS)
 
 
 def _registry() -> ToolRegistry:
@@ -27,19 +28,20 @@ def _registry() -> ToolRegistry:
     )
 
 
-def _error(result: str) -> str:
-    data = json.loads(result)
-    assert data["success"] is False
+def _error(result: ToolResult) -> str:
+    data = json.loads(result.content())
+    assert data["success"] is False and not result.ok
     return str(data["error"])
 
 
 def test_arguments_arrive_as_a_dict_whether_sent_as_json_text_or_an_object():
     reg = _registry()
     ctx = ToolContext(actor="review")
-    assert json.loads(reg.dispatch("echo", '{"a": 1}', ctx)) == {"success": True, "args": {"a": 1}, "actor": "review"}
-    assert json.loads(reg.dispatch("echo", {"b": 2}, ctx))["args"] == {"b": 2}
-    assert json.loads(reg.dispatch("echo", "", ctx))["args"] == {}
-    assert json.loads(reg.dispatch("echo", None, ctx))["args"] == {}
+    echoed = reg.dispatch("echo", '{"a": 1}', ctx)
+    assert json.loads(echoed.content()) == {"success": True, "args": {"a": 1}, "actor": "review"}
+    assert reg.dispatch("echo", {"b": 2}, ctx).data["args"] == {"b": 2}
+    assert reg.dispatch("echo", "", ctx).data["args"] == {}
+    assert reg.dispatch("echo", None, ctx).data["args"] == {}
 
 
 def test_unknown_tool_names_the_available_ones():
@@ -58,15 +60,24 @@ def test_a_tool_exception_becomes_a_result():
 
 
 def test_results_are_capped_and_stay_json_that_says_how_long_they_were():
-    result = json.loads(_registry().dispatch("huge", "{}", ToolContext()))
-    assert result["truncated"] is True and result["content"] == "x" * MAX_RESULT_CHARS
-    assert result["total_chars"] == MAX_RESULT_CHARS + 500 and "20,500 characters" in result["note"]
+    full = _registry().dispatch("huge", "{}", ToolContext()).to_json()
+    result = json.loads(_registry().dispatch("huge", "{}", ToolContext()).content())
+    assert result["success"] is True and result["truncated"] is True
+    assert result["content"] == full[:MAX_RESULT_CHARS] and result["content"].startswith(
+        '{"success": true, "text": "xxx'
+    )
+    assert result["total_chars"] == len(full) and f"{len(full):,} characters" in result["note"]
 
 
 def test_a_cut_json_result_keeps_its_success_flag():
-    failing = Tool("fail", "", {"type": "object"}, lambda a, c: error_result("y" * 30_000))
-    result = json.loads(ToolRegistry([failing]).dispatch("fail", {}, ToolContext()))
+    failing = Tool("fail", "", {"type": "object"}, lambda a, c: ToolResult.failure("y" * 30_000))
+    result = json.loads(ToolRegistry([failing]).dispatch("fail", {}, ToolContext()).content())
     assert result["success"] is False and result["truncated"] is True
+
+
+def test_a_result_is_cut_at_the_limit_it_is_given():
+    result = json.loads(_registry().dispatch("huge", "{}", ToolContext()).content(100))
+    assert result["truncated"] is True and len(result["content"]) == 100
 
 
 def test_a_subset_refuses_everything_else():

@@ -29,7 +29,7 @@ def model_client(llm: ScriptedLLM) -> Iterator[ChatClient]:
 
 def _call(args: dict[str, Any], ctx: ToolContext, **limits: Any) -> dict[str, Any]:
     registry = ToolRegistry([session_search.make_tool(**limits)])
-    return json.loads(registry.dispatch("session_search", json.dumps(args), ctx))
+    return json.loads(registry.dispatch("session_search", json.dumps(args), ctx).content())
 
 
 def _session_with(title: str, *lines: tuple[str, str]) -> ChatSession:

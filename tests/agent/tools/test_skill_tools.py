@@ -26,7 +26,7 @@ def tools(home: Path) -> ToolRegistry:
 
 
 def call(tools: ToolRegistry, tool: str, ctx: ToolContext | None = None, /, **args: Any) -> dict[str, Any]:
-    return json.loads(tools.dispatch(tool, args, ctx or ToolContext()))
+    return json.loads(tools.dispatch(tool, args, ctx or ToolContext()).content())
 
 
 def manage(tools: ToolRegistry, ctx: ToolContext | None = None, /, **args: Any) -> dict[str, Any]:
@@ -117,7 +117,7 @@ def test_every_action_returns_the_exact_result(tools: ToolRegistry, home: Path) 
 )
 def test_errors_are_data(tools: ToolRegistry, args: dict[str, Any], error: str) -> None:
     assert manage(tools, name="deploy", action="create", content=skill_md("deploy"))["success"]
-    result = json.loads(tools.dispatch("skill_manage", args, ToolContext()))
+    result = json.loads(tools.dispatch("skill_manage", args, ToolContext()).content())
     assert result["success"] is False
     assert error in result["error"]
 
@@ -237,7 +237,7 @@ def test_staged_writes_wait_for_approval(tools: ToolRegistry, home: Path) -> Non
     assert (pending.kind, pending.tool_name, pending.arguments) == ("skill", "skill_manage", args)
     assert (pending.session_id, pending.review_id) == (session.id, run.pk)
 
-    applied = json.loads(apply_pending(pending, Provenance(actor="review", review_id=run.pk)))
+    applied = json.loads(apply_pending(pending, Provenance(actor="review", review_id=run.pk)).content())
     assert applied["success"] is True and applied["message"] == "Skill 'deploy' created"
     assert (home / "skills" / "ops" / "deploy" / "SKILL.md").read_text() == skill_md("deploy")
     assert KnowledgeChange.objects.get().review_id == run.pk
@@ -257,7 +257,7 @@ def test_apply_pending_reports_a_failure_as_data(home: Path) -> None:
     pending = PendingWrite.objects.create(
         kind="skill", tool_name="skill_manage", arguments={"action": "delete", "name": "ghost"}
     )
-    result = json.loads(apply_pending(pending, Provenance(actor="user")))
+    result = json.loads(apply_pending(pending, Provenance(actor="user")).content())
     assert result["success"] is False and "not found" in result["error"]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge import changelog
+from knowledge import undo as knowledge_undo
 from knowledge.history import learned
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message, PendingWrite, ReviewRun
@@ -27,7 +27,7 @@ def test_a_review_line_lists_its_changes_and_waiting_writes_under_its_answer(hom
     [line] = learned.for_session(session.pk)
     assert line.run == run and line.upto_message_id == answer.pk and line.waiting == 1
     [change] = line.changes
-    changelog.undo(change)
+    knowledge_undo.undo(change)
     # The undo itself is not listed as something the review learned.
     assert [c.pk for c in learned.for_session(session.pk)[0].changes] == [change.pk]
     assert quiet.pk not in [ln.run.pk for ln in learned.for_session(session.pk)]

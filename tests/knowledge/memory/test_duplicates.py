@@ -38,7 +38,7 @@ def test_staged_review_write_never_repeats_a_saved_entry(home):
         "content": "Prefers Debian base images.",
         "evidence": "prefer Debian base images",
     }
-    result = json.loads(memory_tool().handler(args, ctx))
+    result = json.loads(memory_tool().handler(args, ctx).content())
     assert result["success"] is False and "nearly repeats" in result["error"]
     assert not PendingWrite.objects.exists()
 
@@ -46,6 +46,8 @@ def test_staged_review_write_never_repeats_a_saved_entry(home):
 def test_exact_repeat_in_the_same_file_stays_the_stores_no_op(home):
     MemoryStore().add("user", "Uses vim", USER)
     result = json.loads(
-        memory_tool().handler({"target": "user", "action": "add", "content": "Uses vim"}, ToolContext(actor="user"))
+        memory_tool()
+        .handler({"target": "user", "action": "add", "content": "Uses vim"}, ToolContext(actor="user"))
+        .content()
     )
     assert result["success"] is True and result["changed"] is False

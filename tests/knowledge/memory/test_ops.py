@@ -144,7 +144,8 @@ def test_a_split_instruction_is_refused_when_its_second_half_is_added(home):
     def add(text: str) -> dict[str, object]:
         import json
 
-        return json.loads(memory_tool().handler({"target": "memory", "action": "add", "content": text}, ToolContext()))
+        result = memory_tool().handler({"target": "memory", "action": "add", "content": text}, ToolContext())
+        return json.loads(result.content())
 
     assert add("Deploys go out on Thursdays.")["success"] is True
     assert add(FIRST_HALF)["success"] is True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge import changelog
+from knowledge import undo as knowledge_undo
 from knowledge.memory.store import MemoryStore
 from knowledge.models import KnowledgeChange, ReviewRun
 from knowledge.provenance import Provenance
@@ -47,7 +47,7 @@ def test_undo_restores_the_file_byte_exactly(home, store):
     path.write_bytes(original)
     store.add("memory", "added", AGENT)
     change = KnowledgeChange.objects.get(action="add")
-    undo = changelog.undo(change)
+    undo = knowledge_undo.undo(change)
     assert path.read_bytes() == original
     assert undo is not None and (undo.action, undo.actor, undo.undoes_id) == ("undo", "undo", change.pk)
     # The store knows the restored content, so the next write logs no phantom external edit.
@@ -57,7 +57,7 @@ def test_undo_restores_the_file_byte_exactly(home, store):
 
 def test_undo_of_a_first_write_removes_the_file(home, store):
     store.add("user", "x", AGENT)
-    changelog.undo(KnowledgeChange.objects.get())
+    knowledge_undo.undo(KnowledgeChange.objects.get())
     assert not mem_file(home, "USER.md").exists()
 
 
@@ -71,6 +71,6 @@ def test_undo_review_restores_the_original_file(home, store):
     store.replace("memory", "keep one", "keep one (edited)", prov)
     store.apply("memory", [{"action": "remove", "old_text": "keep two"}, {"action": "add", "content": "z"}], prov)
     assert mem_file(home).read_bytes() != original
-    undone = changelog.undo_review(review.pk)
+    undone = knowledge_undo.undo_review(review.pk)
     assert len(undone) == 3
     assert mem_file(home).read_bytes() == original

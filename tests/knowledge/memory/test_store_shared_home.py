@@ -10,7 +10,7 @@ import pytest
 
 from agent.tools.memory_tool import memory_tool
 from agent.tools.registry import ToolContext
-from knowledge import changelog
+from knowledge import undo as knowledge_undo
 from knowledge.memory.store import MemoryStore
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
@@ -25,7 +25,7 @@ HAND_NOTE = "Remember: the VPN must be up before deploying"
 
 
 def call(args: dict, ctx: ToolContext | None = None) -> dict:
-    return json.loads(memory_tool().handler(args, ctx or ToolContext()))
+    return json.loads(memory_tool().handler(args, ctx or ToolContext()).content())
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_undo_that_would_drop_outside_text_writes_a_backup_first(memory_file: Pa
     outside = memory_file.read_text(encoding="utf-8")
     first = KnowledgeChange.objects.filter(kind="memory").order_by("id").first()
     assert first is not None
-    undo = changelog.undo(first)
+    undo = knowledge_undo.undo(first)
     assert undo is not None and "saved to MEMORY.md.bak." in undo.summary
     (backup,) = _backups(memory_file)
     assert backup.read_text(encoding="utf-8") == outside
@@ -92,7 +92,7 @@ def test_symlinked_memory_file_is_written_through_the_link(home: Path, tmp_path:
     assert store.replace("memory", "added by", "edited by the agent", AGENT)["success"]
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert real.read_text(encoding="utf-8") == "from my dotfiles\n§\nedited by the agent"
-    changelog.undo(KnowledgeChange.objects.order_by("-id").first())  # undo writes through it too
+    knowledge_undo.undo(KnowledgeChange.objects.order_by("-id").first())  # undo writes through it too
     assert link.is_symlink() and "added by the agent" in real.read_text(encoding="utf-8")
 
 

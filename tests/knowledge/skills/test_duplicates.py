@@ -44,6 +44,6 @@ def test_skill_with_a_near_duplicate_name_or_description_is_refused(home):
         "name": "port-fixes",
         "content": SKILL.format(name="port-fixes", description="Debug docker compose port clashes"),
     }
-    result = json.loads(manage.handler(args, ToolContext(actor="agent")))
+    result = json.loads(manage.handler(args, ToolContext(actor="agent")).content())
     assert result["success"] is False and "docker-compose-debug" in result["error"]
     assert [s.name for s in SkillStore().list()] == ["docker-compose-debug"]

@@ -35,7 +35,10 @@ def _hermes_home(root: Path) -> None:
 
 def _view(name: str, **args: object) -> dict:
     registry = ToolRegistry(make_tools())
-    return json.loads(registry.dispatch("skill_view", {"name": name, **args}, ToolContext()))
+    tool = registry.get("skill_view")
+    assert tool is not None
+    result = registry.dispatch("skill_view", {"name": name, **args}, ToolContext())
+    return json.loads(result.content(tool.max_result_chars))  # as the loop cuts it
 
 
 def test_all_three_are_listed_usable_and_in_the_prompt_index(home: Path) -> None:

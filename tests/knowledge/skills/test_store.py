@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from hermes_site import config as hermes_config
-from knowledge import changelog
+from knowledge import undo as knowledge_undo
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills.format import SkillError, SkillFormatError
@@ -179,7 +179,7 @@ def test_binary_file_is_stored_byte_exactly_and_undone(store: SkillStore) -> Non
     assert path.read_bytes() == data
     change = KnowledgeChange.objects.get(action="write_file")
     assert change.after == "[binary file, 2,048 bytes]"
-    changelog.undo(change)
+    knowledge_undo.undo(change)
     assert not path.exists()
 
 
@@ -245,7 +245,7 @@ def test_config_disabled_list_is_honoured(home: Path) -> None:
 def test_undo_of_disable_enables_again(store: SkillStore) -> None:
     store.create("deploy", skill_md("deploy"))
     store.disable("deploy")
-    changelog.undo(KnowledgeChange.objects.get(action="disable"))
+    knowledge_undo.undo(KnowledgeChange.objects.get(action="disable"))
     assert SkillStore(hermes_config.get()).get("deploy").enabled
 
 

@@ -183,7 +183,7 @@ def test_hostile_path_through_the_tool_is_an_error_result(sandbox: Sandbox, monk
     before = snapshot(sandbox.parent)
     registry = ToolRegistry(make_tools())
     args = {"action": "write_file", "name": "demo", "file_path": "../../x.md", "file_content": "x"}
-    result = json.loads(registry.dispatch("skill_manage", args, ToolContext()))
+    result = json.loads(registry.dispatch("skill_manage", args, ToolContext()).content())
     assert result["success"] is False and "'..'" in result["error"]
     assert snapshot(sandbox.parent) == before
 
@@ -282,12 +282,12 @@ def test_symlinked_lock_file_is_refused(sandbox: Sandbox) -> None:
 
 @pytest.mark.django_db
 def test_undo_refuses_a_change_whose_path_escapes(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
-    from knowledge import changelog
+    from knowledge import undo as knowledge_undo
 
     monkeypatch.setattr("knowledge.skills.store.hermes_config.get", lambda: sandbox.store.config)
     forged = KnowledgeChange.objects.create(
         kind="skill", target="demo", action="edit", actor="user", path="../../outside/secret.txt", before="pwned"
     )
-    with pytest.raises(changelog.UndoError):
-        changelog.undo(forged)
+    with pytest.raises(knowledge_undo.UndoError):
+        knowledge_undo.undo(forged)
     assert (sandbox.outside / "secret.txt").read_text() == "secret"

@@ -34,7 +34,7 @@ def tools(home: Path) -> ToolRegistry:
 
 
 def call(tools: ToolRegistry, tool: str, **args: Any) -> dict[str, Any]:
-    return json.loads(tools.dispatch(tool, args, ToolContext()))
+    return json.loads(tools.dispatch(tool, args, ToolContext()).content())
 
 
 def manage(tools: ToolRegistry, **args: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hermes_site import config as hermes_config
-from knowledge import changelog
+from knowledge import undo as knowledge_undo
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
@@ -43,7 +43,7 @@ def test_delete_records_each_file_and_undo_restores_the_folder(store: SkillStore
     ]
     assert all(not c.exists_after and c.actor == "agent" for c in deleted)
 
-    undone = changelog.undo(deleted.get(path="ops/deploy/references/a.md"))
+    undone = knowledge_undo.undo(deleted.get(path="ops/deploy/references/a.md"))
     assert undone is not None and undone.actor == "undo" and undone.undoes is not None
     folder = home / "skills" / "ops" / "deploy"
     assert (folder / "SKILL.md").read_text() == skill_md("deploy")
@@ -53,16 +53,16 @@ def test_delete_records_each_file_and_undo_restores_the_folder(store: SkillStore
     assert [s.name for s in store.available()] == ["deploy"]
     assert KnowledgeChange.objects.filter(action="undo").count() == 4
     # undoing another file of the same delete finds everything restored already
-    assert changelog.undo(deleted.get(path="ops/deploy/SKILL.md")) is None
+    assert knowledge_undo.undo(deleted.get(path="ops/deploy/SKILL.md")) is None
 
 
 @pytest.mark.django_db
 def test_undo_of_create_and_edit(store: SkillStore, home: Path) -> None:
     store.create("deploy", skill_md("deploy"))
     store.edit("deploy", skill_md("deploy", body="v2\n"))
-    changelog.undo(KnowledgeChange.objects.get(action="edit"))
+    knowledge_undo.undo(KnowledgeChange.objects.get(action="edit"))
     assert (home / "skills" / "deploy" / "SKILL.md").read_text() == skill_md("deploy")
-    changelog.undo(KnowledgeChange.objects.get(action="create"))
+    knowledge_undo.undo(KnowledgeChange.objects.get(action="create"))
     assert not (home / "skills" / "deploy").exists()
     assert store.list() == []
 
@@ -76,7 +76,7 @@ def test_undo_review_reverts_everything_a_review_did(store: SkillStore, home: Pa
     store.create("deploy", skill_md("deploy"), prov=prov)
     store.write_file("deploy", "references/a.md", "A", prov=prov)
     store.patch("deploy", "Do it.", "Do it twice.", prov=prov)
-    changelog.undo_review(run.pk)
+    knowledge_undo.undo_review(run.pk)
     assert not (home / "skills" / "deploy").exists()
 
 
@@ -84,6 +84,6 @@ def test_undo_review_reverts_everything_a_review_did(store: SkillStore, home: Pa
 def test_undo_of_write_file_deletes_a_new_file(store: SkillStore) -> None:
     store.create("deploy", skill_md("deploy"))
     path = store.write_file("deploy", "templates/t.txt", "T")
-    changelog.undo(KnowledgeChange.objects.get(action="write_file"))
+    knowledge_undo.undo(KnowledgeChange.objects.get(action="write_file"))
     assert not path.exists()
     assert store.files("deploy") == []

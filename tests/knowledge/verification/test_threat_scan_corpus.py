@@ -55,7 +55,7 @@ def roomy(home: Path) -> Path:
 
 
 def _tool(args: dict[str, str]) -> dict[str, object]:
-    return json.loads(memory_tool().handler({"target": "memory", **args}, ToolContext()))
+    return json.loads(memory_tool().handler({"target": "memory", **args}, ToolContext()).content())
 
 
 def via_tool(text: str) -> bool:

@@ -1,0 +1,109 @@
+"""The stored conversation shaped for the chat page: messages in order, each tool call a card
+joined to its result, how an answer ended, the person's verdicts, and the review counters."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent.chat.frames import estimate_tokens
+from agent.tools.results import MAX_RESULT_CHARS, stored_ok
+from hermes_site import config as hermes_config
+from knowledge.models import AnswerFeedback, ChatSession, Message
+
+
+@dataclass
+class ToolCard:
+    call_id: str
+    name: str
+    arguments: str
+    result: str = ""
+    ok: bool = True
+    duration: float | None = None
+    pending: bool = True
+
+
+# How an answer ended, when it did not end normally: kept with the message (finish_reason),
+# so a reload shows a stopped answer as stopped.
+ENDINGS = {
+    "interrupted": "Stopped. What was written so far is kept.",
+    "error": "Cut off by an error. What was written so far is kept.",
+}
+
+
+@dataclass
+class Item:
+    kind: str  # "user" | "assistant" | "tool"
+    content: str = ""
+    message_id: int = 0
+    tool: ToolCard | None = None
+    reasoning: str = ""  # the model's thinking, for a collapsed "Thinking" block
+    ending: str = ""  # how an answer ended when it did not end normally (ENDINGS)
+    verdict: str = ""  # the person's 👍/👎 on an answer: "good" | "bad"
+    at: datetime | None = None  # when it was written
+    tokens: int = 0  # an answer's tokens, as reported by the server
+    estimated: bool = False  # `tokens` estimated from the text (the server reported none)
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except (json.JSONDecodeError, TypeError):
+        return arguments
+
+
+def conversation(session: ChatSession) -> list[Item]:
+    """User and assistant messages in order, each tool call a card joined to its result."""
+    items: list[Item] = []
+    cards: dict[str, tuple[ToolCard, Message]] = {}
+    verdicts = dict(AnswerFeedback.objects.filter(message__session=session).values_list("message_id", "verdict"))
+    for msg in Message.objects.filter(session=session).order_by("id"):
+        if msg.role == "user":
+            items.append(Item("user", msg.content, msg.pk, at=msg.created_at))
+        elif msg.role == "assistant":
+            if msg.content or msg.finish_reason == "interrupted":
+                ending = ENDINGS.get(msg.finish_reason, "")
+                verdict = verdicts.get(msg.pk, "")
+                tokens = msg.token_count or estimate_tokens(msg.content)
+                # The stored count does not say whether the server reported it; the client's
+                # estimate (agent/llm/assemble.py) is exactly this, so that is taken for one.
+                estimated = tokens == estimate_tokens(msg.content)
+                items.append(
+                    Item(
+                        "assistant",
+                        msg.content,
+                        msg.pk,
+                        reasoning=msg.reasoning,
+                        ending=ending,
+                        verdict=verdict,
+                        at=msg.created_at,
+                        tokens=tokens,
+                        estimated=estimated,
+                    )
+                )
+            for call in msg.tool_calls or []:
+                fn = call.get("function") or {}
+                card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))
+                cards[card.call_id] = (card, msg)
+                items.append(Item("tool", message_id=msg.pk, tool=card))
+        elif msg.role == "tool" and msg.tool_call_id in cards:
+            card, asked = cards[msg.tool_call_id]
+            card.result = _pretty(msg.content[:MAX_RESULT_CHARS])
+            card.ok = stored_ok(msg.content)
+            # Durations are not stored; the gap between the call and its result is close to it.
+            card.duration = max(0.0, (msg.created_at - asked.created_at).total_seconds())
+            card.pending = False
+    return items
+
+
+def counters(session: ChatSession) -> dict[str, int | None]:
+    """Turns until the next memory review / model calls until the next skill review."""
+    config = hermes_config.get()
+    # As the runner's counters: no memory tool (both targets off), no memory review.
+    mem = config.memory.nudge_interval if config.memory_on else 0
+    skill = config.skills.creation_nudge_interval
+    return {
+        "turns_until_memory_review": mem - session.turns_since_memory if mem > 0 else None,
+        "iters_until_skill_review": skill - session.iters_since_skill if skill > 0 else None,
+    }
