@@ -9,6 +9,7 @@ facts ("server A runs nginx" / "server B runs nginx"), never duplicates.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -28,6 +29,9 @@ _FILLER_WORDS = (
 _FILLER = frozenset(_FILLER_WORDS.split(" ")) | frozenset("的了是在和也都很")
 
 
+# Cached: the memory page compares every pair of entries, and stemming each text once per pair
+# made a page of 76 long entries take seconds.
+@functools.lru_cache(maxsize=4096)
 def terms(text: str) -> frozenset[str]:
     text = unicodedata.normalize("NFKC", text).casefold()
     found: set[str] = set()
