@@ -15,9 +15,11 @@ MARKUP = ("<tool_call>", "<function=", "<parameter", "<|", "<｜", "[TOOL_CALLS]
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> CLIHome:
     """One migrated home for the module; each case talks to its own model name, so the
-    capabilities one case teaches are not another's."""
+    capabilities one case teaches are not another's. The recorded calls save made-up markers
+    ("ollama-parallel-alpha") that no message supports: the evidence rule, tested elsewhere, is
+    off here so that what is tested is the wire."""
     h = new_home(tmp_path_factory.mktemp("wire"))
-    (h.path / "config.yaml").write_text("model:\n  max_retries: 0\n  timeout: 10\n")
+    (h.path / "config.yaml").write_text("model:\n  max_retries: 0\n  timeout: 10\nlearning:\n  evidence: 'off'\n")
     return h
 
 
