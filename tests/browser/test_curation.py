@@ -99,7 +99,8 @@ def test_over_limit_edit_is_refused_with_the_usage(page: Page, daphne_server, sc
     error = panel.locator("#entry-memory-1 [role=alert]")
     expect(error).to_have_text(
         "Too long to save: Memory holds at most 2,200 characters, and this would make it 2,403 (203 over). "
-        "Shorten this entry, or edit or delete other entries first. Nothing was saved."
+        "Shorten this entry, or edit or delete other entries first. Nothing was saved. "
+        "This entry is 300 characters; the rest of memory uses 2,103."
     )
     expect(panel.locator("#entry-memory-1")).to_contain_text("2113/2200 chars")
     expect(panel.locator("#entry-memory-1 textarea")).to_have_value("b" * 300)
