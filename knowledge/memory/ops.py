@@ -293,16 +293,37 @@ def entry_threat(entry: str) -> ThreatHit | None:
     return scan(entry)
 
 
-def _joined_hits(entries: Sequence[str]) -> dict[str, ThreatHit]:
-    """What the clean entries say read side by side, as the model reads them in one block."""
-    clean = [e for e in entries if entry_threat(e) is None]
-    return {h.id: h for h in scan_all_long(" ".join(clean))} if len(clean) > 1 else {}
+# A split instruction works because the model reads neighbouring entries as one text, so entries
+# are read together in runs of up to this many neighbours. Reading the whole memory as one text
+# instead lets the long-gap patterns join words from entries far apart ("cat" in one note, ".env"
+# in another twenty notes later) and refuses ordinary notes; it also cost a scan per entry of the
+# whole memory.
+JOIN_WINDOW = 3
+
+
+def _joined_hits(entries: Sequence[str]) -> dict[tuple[str, tuple[int, ...]], ThreatHit]:
+    """Threats that only neighbouring clean entries make together, keyed by pattern and entry indices.
+
+    A run of entries counts only for what none of its shorter runs already says, so each joined
+    threat is pinned to the fewest neighbours that make it."""
+    clean = [i for i, e in enumerate(entries) if entry_threat(e) is None]
+    found: dict[tuple[str, tuple[int, ...]], ThreatHit] = {}
+    for size in range(2, JOIN_WINDOW + 1):
+        for start in range(len(clean) - size + 1):
+            run = tuple(clean[start : start + size])
+            for hit in scan_all_long(" ".join(entries[i] for i in run)):
+                inner = any(hid == hit.id and set(idx) < set(run) for hid, idx in found)
+                if not inner:
+                    found[(hit.id, run)] = hit
+    return found
 
 
 def _refuse_new_combined_threat(current: Sequence[str], entries: Sequence[str]) -> None:
     """An instruction split across entries is caught when its last part is written."""
-    before = _joined_hits(current)
-    new = [hit for hid, hit in _joined_hits(entries).items() if hid not in before]
+    before = {(hid, tuple(current[i] for i in run)) for hid, run in _joined_hits(current)}
+    new = [
+        hit for (hid, run), hit in _joined_hits(entries).items() if (hid, tuple(entries[i] for i in run)) not in before
+    ]
     if new:
         raise OpError(
             f"Blocked: read together with the entries already saved, the content matches threat pattern "
@@ -313,15 +334,11 @@ def _refuse_new_combined_threat(current: Sequence[str], entries: Sequence[str]) 
 
 
 def combined_flags(entries: Sequence[str]) -> dict[int, ThreatHit]:
-    """Entries that are clean alone but form a threat with the others (by index).
-
-    An entry is part of a joined threat when leaving it out makes the threat disappear."""
+    """Entries that are clean alone but form a threat with their neighbours (by index)."""
     flags: dict[int, ThreatHit] = {}
-    clean = [i for i, e in enumerate(entries) if entry_threat(e) is None]
-    for hid, hit in _joined_hits(entries).items():
+    for (hid, run), hit in _joined_hits(entries).items():
         joined_hit = ThreatHit(id=hid, reason=f"read together with the entries beside it, {hit.reason}")
-        parts = [i for i in clean if hid not in _joined_hits([e for j, e in enumerate(entries) if j != i])]
-        for i in parts or clean:
+        for i in run:
             flags.setdefault(i, joined_hit)
     return flags
 
