@@ -37,6 +37,8 @@ SAVE_EDITOR = {
     },
 }
 _INPUT = re.compile(r"<input\b[^>]*>")
+_SELECT = re.compile(r'<select\b[^>]*\bname="([^"]+)"[^>]*>(.*?)</select>', re.S)
+_OPTION = re.compile(r'<option value="([^"]*)"([^>]*)>')
 _ATTR = re.compile(r'(\w+)(?:="([^"]*)")?')
 
 
@@ -65,6 +67,10 @@ def _settings_form(page: str) -> dict[str, str]:
                 form[attrs["name"]] = attrs.get("value") or "on"
         else:
             form[attrs["name"]] = attrs.get("value", "")
+    for name, options in _SELECT.findall(page):
+        # A browser posts the selected option, or the first when none is marked.
+        choices = _OPTION.findall(options)
+        form[name] = next((value for value, rest in choices if "selected" in rest), choices[0][0])
     return form
 
 
