@@ -61,11 +61,15 @@ class Model:
             return Reply(text="Saved.")
         text = last_user_text(body)
         if text.startswith("Review the conversation above"):
-            entry = f"Learned fact {uuid.uuid4().hex[:12]}"
+            # Saves what the person's last message says, quoting it, as the evidence rule asks: a
+            # fact its quote does not support would be held for review, and so would one on the
+            # same subject as an entry already saved (each names its own host, so none is).
+            said = [m["content"] for m in body["messages"][:-1] if m.get("role") == "user"][-1]
+            host = re.search(r"host-\w+", said)
+            assert host is not None, said
+            entry = f"User runs the nightly job on {host[0]}."
             with self._lock:
                 self.learned.append(entry)
-            # Quotes the person's last message, as the evidence rule asks (knowledge verification).
-            said = [m["content"] for m in body["messages"][:-1] if m.get("role") == "user"][-1]
             args = {"target": "memory", "action": "add", "content": entry, "evidence": [said]}
             return Reply(tool_calls=[{"name": "memory", "arguments": args}])
         return Reply(text=f"Answer to: {text}")
@@ -110,7 +114,7 @@ async def _chat(server: Daphne, owner: Http, session_id: str, index: int, sent: 
         open_timeout=30,
     ) as ws:
         for n in range(TURNS):
-            text = f"session {index} turn {n} {uuid.uuid4().hex[:8]}"
+            text = f"In session {index} I run the nightly job on host-{uuid.uuid4().hex[:12]} (turn {n})"
             frames = await _turn(ws, text)
             sent.append(text)
             errors.extend(f"{session_id}: {f['error']}" for f in frames if f["type"] == "error")
