@@ -74,21 +74,18 @@ def test_locked_database_makes_writers_wait_not_fail(home, llm):
     llm.default = lambda b: Reply(text=f"answer to {last_user_text(b)}")
     agent = AgentSession.open(source="cli")
     db_path = connection.settings_dict["NAME"]
-    locked = threading.Event()
-
-    def hold_lock() -> None:
-        other = sqlite3.connect(db_path, timeout=30)
-        other.execute("BEGIN EXCLUSIVE")
-        locked.set()
-        time.sleep(2)
-        other.commit()
-        other.close()
-
-    t = threading.Thread(target=hold_lock)
-    t.start()
-    assert locked.wait(10)
-    events = list(agent.run_turn("written while the database is locked"))
-    t.join()
+    other = sqlite3.connect(db_path, timeout=30, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")
+    events: list[object] = []
+    turn = threading.Thread(target=lambda: events.extend(agent.run_turn("written while the database is locked")))
+    turn.start()
+    # While another process holds the write lock the turn cannot store the message, so it has not
+    # reached the model yet; it waits rather than failing, and goes on once the lock is released.
+    turn.join(timeout=1.5)
+    assert turn.is_alive() and llm.chat_requests() == []
+    other.commit()
+    other.close()
+    turn.join(timeout=60)
     assert any(isinstance(e, TurnDone) for e in events)
     stored = list(Message.objects.filter(session=agent.session).values_list("role", "content"))
     assert stored == [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,14 +124,16 @@ def test_without_a_model_the_excerpt_is_the_summary(history: dict[str, ChatSessi
 def test_summaries_run_at_most_three_at_a_time(llm: ScriptedLLM, model_client: ChatClient) -> None:
     for i in range(6):
         _session_with(f"S{i}", ("user", f"elasticsearch shard question number {i}"))
-    lock, running, peak = threading.Lock(), [0], [0]
+    together, running, peak = threading.Condition(), [0], [0]
 
     def slow(body: dict[str, Any]) -> Reply:
-        with lock:
+        # Each summary waits until three are running at once (or gives up after 10 s), so three
+        # run together whatever the machine's speed, and a fourth would arrive while they wait.
+        with together:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
-        time.sleep(0.3)
-        with lock:
+            together.notify_all()
+            together.wait_for(lambda: running[0] >= 3, timeout=10)
             running[0] -= 1
         return Reply(text="summary")
 
