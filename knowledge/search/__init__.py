@@ -30,7 +30,7 @@ from knowledge.search.results import (
     SessionSummary,
     TitleHit,
 )
-from knowledge.search.sanitize import parse_groups, parse_terms
+from knowledge.search.sanitize import parse_terms, search_groups
 from knowledge.search.titles import matching_sessions
 
 TITLE_HITS = 5  # sessions listed by title above a page of messages
@@ -67,12 +67,13 @@ def search_messages(
     exclude_session_id: str | None = None,
     session_id: str | None = None,
 ) -> SearchPage:
-    """One page of matching messages, best first, with a capped total count."""
-    terms = parse_terms(query or "")
-    if not terms:
+    """One page of matching messages, best first, with a capped total count. Not searchable:
+    nothing to find, or only words to leave out (sanitize.exclusion_problem says why)."""
+    terms, groups = parse_terms(query or ""), search_groups(query or "")
+    if not groups:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    page = backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), parse_groups(query))
+    page = backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), groups)
     if offset <= 0 and not (roles or date_from or date_to):  # titles have no role and no time of their own
         found = matching_sessions(
             query, limit=TITLE_HITS, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
@@ -94,12 +95,12 @@ def search_sessions(
     date_to: date | datetime | None = None,
 ) -> list[SessionHit]:
     """Sessions ranked by their best-matching message, each with the messages around it."""
-    terms = parse_terms(query or "")
-    if not terms:
+    terms, groups = parse_terms(query or ""), search_groups(query or "")
+    if not groups:
         return []
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     limit = max(1, limit)
-    best, snippets = backend().best_per_session(terms, filters, limit, parse_groups(query))
+    best, snippets = backend().best_per_session(terms, filters, limit, groups)
     titled: list[TitleHit] = []
     if not (roles or date_from or date_to):  # titles have no role and no time of their own
         titled = matching_sessions(
@@ -177,8 +178,8 @@ def recent_sessions(
 def matching_ids_sql(query: str) -> tuple[str, list[Any]] | None:
     """SQL selecting the ids of the messages the full-text index matches for `query` (to filter
     a queryset, e.g. the admin's message search), or None when it has nothing to search for."""
-    terms = parse_terms(query or "")
-    return backend().matching_ids_sql(terms, parse_groups(query)) if terms else None
+    groups = search_groups(query or "")
+    return backend().matching_ids_sql(parse_terms(query or ""), groups) if groups else None
 
 
 def rebuild_index(cursor: Any, *, optimize: bool = False) -> RebuildCounts:
