@@ -13,7 +13,7 @@ its own markup (`snippet_segments`), and the agent's tool renders them as `**wor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Subquery
@@ -39,6 +39,7 @@ __all__ = [
     "ContextMessage",
     "Filters",
     "MessageHit",
+    "SORTS",
     "RebuildCounts",
     "SearchBackend",
     "SearchPage",
@@ -82,6 +83,10 @@ def search_messages(
     return page
 
 
+SORTS = ("relevance", "newest", "oldest")
+SORT_CANDIDATES = 100  # sessions ranked by relevance among which newest / oldest choose
+
+
 def search_sessions(
     query: str,
     *,
@@ -93,18 +98,24 @@ def search_sessions(
     sources: Sequence[str] | None = None,
     date_from: date | datetime | None = None,
     date_to: date | datetime | None = None,
+    sort: str = "relevance",
 ) -> list[SessionHit]:
-    """Sessions ranked by their best-matching message, each with the messages around it."""
+    """Sessions ranked by their best-matching message, each with the messages around it.
+    `sort`: "relevance" (best first), or "newest" / "oldest" (by when the session started) among
+    the SORT_CANDIDATES most relevant."""
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
     terms, groups = parse_terms(query or ""), search_groups(query or "")
     if not groups:
         return []
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     limit = max(1, limit)
-    best, snippets = backend().best_per_session(terms, filters, limit, groups)
+    wanted = limit if sort == "relevance" else max(limit, SORT_CANDIDATES)
+    best, snippets = backend().best_per_session(terms, filters, wanted, groups)
     titled: list[TitleHit] = []
     if not (roles or date_from or date_to):  # titles have no role and no time of their own
         titled = matching_sessions(
-            query, limit=limit, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
+            query, limit=wanted, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
         )
     message_of = dict(best)
     sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
@@ -115,10 +126,14 @@ def search_sessions(
         for sid, _ in best
         if (s := sessions.get(sid)) is not None  # None: deleted between the two queries
     ]
+    unique: dict[str, Any] = {}
+    for row in ranked:
+        unique.setdefault(row[0], row)  # each session once, at its best row
+    ranked = list(unique.values())
+    if sort != "relevance":  # stable: sessions started at the same time keep their relevance order
+        ranked.sort(key=lambda row: row[3] or datetime.min.replace(tzinfo=UTC), reverse=sort == "newest")
     hits: list[SessionHit] = []
-    for sid, title, source, started, updated, matched in ranked:
-        if len(hits) == limit or any(h.session_id == sid for h in hits):
-            continue
+    for sid, title, source, started, updated, matched in ranked[:limit]:
         mid = message_of.get(sid, 0)
         hits.append(
             SessionHit(
