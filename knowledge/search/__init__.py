@@ -84,6 +84,24 @@ def search_messages(
 
 
 SORTS = ("relevance", "newest", "oldest")
+
+
+def _ranked(titled: list[TitleHit], best: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
+    """(id, title, source, started, updated, matched) of each session once, best first: a matching
+    title ranks its session first (the person or the model named it so), then the sessions ranked
+    by their best message."""
+    sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
+    rows = [(t.session_id, t.title, t.source, t.started_at, t.updated_at, "title") for t in titled] + [
+        (sid, s.display_title, s.source, s.started_at, s.updated_at, "message")
+        for sid, _ in best
+        if (s := sessions.get(sid)) is not None  # None: deleted between the two queries
+    ]
+    unique: dict[str, tuple[Any, ...]] = {}
+    for row in rows:
+        unique.setdefault(row[0], row)
+    return list(unique.values())
+
+
 SORT_CANDIDATES = 100  # sessions ranked by relevance among which newest / oldest choose
 
 
@@ -118,18 +136,7 @@ def search_sessions(
             query, limit=wanted, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
         )
     message_of = dict(best)
-    sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
-    # A matching title ranks its session first (the person or the model named it so), then the
-    # sessions ranked by their best message.
-    ranked = [(t.session_id, t.title, t.source, t.started_at, t.updated_at, "title") for t in titled] + [
-        (sid, s.display_title, s.source, s.started_at, s.updated_at, "message")
-        for sid, _ in best
-        if (s := sessions.get(sid)) is not None  # None: deleted between the two queries
-    ]
-    unique: dict[str, Any] = {}
-    for row in ranked:
-        unique.setdefault(row[0], row)  # each session once, at its best row
-    ranked = list(unique.values())
+    ranked = _ranked(titled, best)
     if sort != "relevance":  # stable: sessions started at the same time keep their relevance order
         ranked.sort(key=lambda row: row[3] or datetime.min.replace(tzinfo=UTC), reverse=sort == "newest")
     hits: list[SessionHit] = []

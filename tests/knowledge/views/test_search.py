@@ -169,7 +169,9 @@ def test_an_exclusion_leaves_messages_out(auth_client) -> None:
     Message.objects.create(session=session, role="user", content="kafka with zookeeper")
     Message.objects.create(session=session, role="user", content="部署 kafka 失败")
     html = auth_client.get("/search/", {"q": "kafka -zookeeper -失败"}).content.decode()
-    assert "1</strong> matching message" in html and "broker" in html and "zookeeper" not in html.split("search-count")[1]
+    assert (
+        "1</strong> matching message" in html and "broker" in html and "zookeeper" not in html.split("search-count")[1]
+    )
 
 
 def test_a_query_that_finds_something_gets_no_hint(auth_client) -> None:
