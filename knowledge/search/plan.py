@@ -103,7 +103,7 @@ def _short_condition(term: str) -> tuple[str, list[Any]]:
 def _term_condition(term: Term) -> tuple[str, list[Any]]:
     """A term of a substring alternative as a condition on the trigram row (NOT for an exclusion)."""
     cond, params = _short_condition(term.text)
-    return (f"NOT {cond}" if term.exclude else cond), params
+    return (f"NOT coalesce({cond}, 0)" if term.exclude else cond), params  # a NULL text holds nothing
 
 
 def _any_of_scanned(groups: list[list[Term]]) -> tuple[str, list[Any]]:
