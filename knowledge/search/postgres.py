@@ -3,9 +3,10 @@ from the index described in knowledge/search/schema.py.
 
 Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
 no stop words, accents folded), one per literal term from the same sanitiser (knowledge/search/sanitize.py),
-ANDed, so nothing a person types is tsquery syntax. They are matched and ranked in the narrow
-`knowledge_message_search` table (id, session, role, time, tsvector), aliased `m` so the shared
-filters apply to it as to a message; only the page's rows are then read from `knowledge_message`.
+ANDed (an exclusion joined by `&& !!`), so nothing a person types is tsquery syntax. They are
+matched and ranked in the narrow `knowledge_message_search` table (id, session, role, time,
+tsvector), aliased `m` so the shared filters apply to it as to a message; only the page's rows
+are then read from `knowledge_message`.
 Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
 ranked the same in the tests). A one-word query with more hits than the count cap is ranked
 through the word's top list (knowledge/search/top.py), which also proves its count past the cap
