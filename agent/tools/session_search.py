@@ -5,7 +5,10 @@ session excluded), each with a highlighted snippet, the messages around the matc
 summary focused on the query from the running model. Summaries run on a small thread pool
 with a per-summary and a total time limit; a summary that fails or is late is replaced by the
 raw excerpt, so the tool answers in seconds whatever the model server does.
-Without a query: the most recent sessions. With `session_id` alone: a peek at that session.
+Without a query: the most recent sessions. With `session_id` alone: that session's first and last
+messages (up to 30, as Hermes reads one); with `around_message_id`: the messages around that one.
+Hermes' arguments and their checks: agent/tools/session_search_args.py; reading and fitting a
+result to the tool's budget: agent/tools/session_search_read.py.
 """
 
 from __future__ import annotations
@@ -14,30 +17,38 @@ import logging
 import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import datetime
 from typing import Any
 
 from agent.llm import LLMError
+from agent.tools import session_search_args as arguments
 from agent.tools.registry import Tool, ToolContext
-from agent.tools.results import ToolResult
-from knowledge.models import ChatSession, Message
+from agent.tools.results import MAX_RESULT_CHARS, ToolResult
+from agent.tools.session_search_read import (
+    MESSAGE_CHARS,
+    around,
+    clip,
+    find_session,
+    fitted,
+    iso,
+    message_dicts,
+    read_window,
+    session_fields,
+)
 from knowledge.search import ContextMessage, messages_around, recent_sessions, search_sessions
-from knowledge.search.sanitize import parse_terms
+from knowledge.search.sanitize import exclusion_problem, parse_terms
 from knowledge.search.snippets import snippet_to_text
 from knowledge.verification.threat_scan import masked
 
 log = logging.getLogger(__name__)
 
 NAME = "session_search"
-DEFAULT_LIMIT = 3
-MAX_LIMIT = 10
+BUDGET = MAX_RESULT_CHARS  # the tool's result limit: messages are shortened to fit it
 SUMMARY_PARALLELISM = 3
 SUMMARY_TIMEOUT = 12.0  # seconds for one summary
 TOTAL_TIMEOUT = 20.0  # seconds for the whole tool call, summaries included
 SUMMARY_MAX_TOKENS = 400
 TRANSCRIPT_CHARS = 8000  # excerpt sent to the summariser
 TRANSCRIPT_WINDOW = 8  # messages either side of the match offered to the summariser
-MESSAGE_CHARS = 600  # per message in the tool result
 EXCERPT_CHARS = 1200  # the fallback when there is no summary
 
 # Recalled text is what was said then, by the user, the assistant or a tool: quoted, never obeyed.
@@ -48,19 +59,14 @@ PAST_NOTE = (
 
 DESCRIPTION = (
     "Search past conversations (not the current one). With `query`: the best-matching sessions, "
-    "each with a snippet, the messages around the match and a summary focused on the query. "
-    "Without `query`: the most recent sessions. With `session_id` (and no query): a look at that "
-    "session. Use it when the user refers to something discussed before."
+    "each with a snippet, the messages around the match and a summary focused on the query "
+    "(`sort` newest/oldest for when, `role_filter` for whose messages). With `around_message_id`: "
+    "the messages around that message (`window` either side) to read on from a result. With "
+    "`session_id` alone: that session's first 20 and last 10 messages. With nothing: the most "
+    "recent sessions. Use it when the user refers to something discussed before."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "description": 'Words or a "quoted phrase" to look for. Omit to list recent.'},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
-        "session_id": {"type": "string", "description": "Search within, or look at, this one session."},
-    },
-}
+PARAMETERS = arguments.PARAMETERS
 
 _SUMMARY_SYSTEM = (
     "You summarise an excerpt of a past conversation between a user and an AI assistant so the "
@@ -69,18 +75,9 @@ _SUMMARY_SYSTEM = (
 )
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat(timespec="seconds") if value else None
-
-
-def _clip(text: str, limit: int) -> str:
-    text = masked(text.strip())  # a past message is quoted whole or withheld, never cut to pass the scan
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _line(m: ContextMessage, limit: int) -> str:
     who = f"tool:{m.tool_name}" if m.role == "tool" and m.tool_name else m.role
-    return f"[{who}] {_clip(m.content, limit)}"
+    return f"[{who}] {clip(m.content, limit)}"
 
 
 def _transcript(messages: Sequence[ContextMessage], focus_id: int | None) -> str:
@@ -100,15 +97,7 @@ def _transcript(messages: Sequence[ContextMessage], focus_id: int | None) -> str
 
 
 def _excerpt(messages: Sequence[ContextMessage]) -> str:
-    return _clip("\n".join(_line(m, 400) for m in messages if m.content.strip()), EXCERPT_CHARS)
-
-
-def _message_dicts(messages: Sequence[ContextMessage]) -> list[dict[str, Any]]:
-    return [
-        {"id": m.message_id, "role": m.role, "content": _clip(m.content, MESSAGE_CHARS), "match": m.is_match}
-        | ({"tool_name": m.tool_name} if m.tool_name else {})
-        for m in messages
-    ]
+    return clip("\n".join(_line(m, 400) for m in messages if m.content.strip()), EXCERPT_CHARS)
 
 
 def _summary_request(query: str | None, title: str, when: str | None, transcript: str) -> list[dict[str, Any]]:
@@ -198,11 +187,19 @@ def _with_summaries(
             entry.update(summary=_excerpt(window), summary_source="excerpt", summary_error=error)
 
 
-def _search(ctx: ToolContext, query: str, limit: int, session_id: str | None, lim: _Limits) -> ToolResult:
-    if not parse_terms(query):
+def _search(ctx: ToolContext, args: arguments.Args, lim: _Limits) -> ToolResult:
+    problem = exclusion_problem(args.query)
+    if problem:
+        return ToolResult.failure(problem)
+    if not parse_terms(args.query):
         return ToolResult.failure('The query has no words to search for. Use plain words or a "quoted phrase".')
     hits = search_sessions(
-        query, limit=limit, session_id=session_id, exclude_session_id=None if session_id else ctx.session_id
+        args.query,
+        limit=args.limit,
+        session_id=args.session_id,
+        exclude_session_id=None if args.session_id else ctx.session_id,
+        roles=args.roles,
+        sort=args.sort,
     )
     entries: list[dict[str, Any]] = []
     windows: list[list[ContextMessage]] = []
@@ -212,88 +209,105 @@ def _search(ctx: ToolContext, query: str, limit: int, session_id: str | None, li
                 "session_id": hit.session_id,
                 "title": masked(hit.title),
                 "source": hit.source,
-                "when": _iso(hit.started_at),
-                "last_active": _iso(hit.updated_at),
+                "when": iso(hit.started_at),
+                "last_active": iso(hit.updated_at),
                 "matched": hit.matched,  # "title": the session's title matches, maybe no message
                 "message_id": hit.message_id,
                 "snippet": masked(snippet_to_text(hit.snippet)),
-                "messages": _message_dicts(hit.context),
             }
         )
         windows.append(
             messages_around(hit.session_id, hit.message_id, before=TRANSCRIPT_WINDOW, after=TRANSCRIPT_WINDOW)
         )
-    _with_summaries(ctx, query, entries, windows, lim)
-    return _result(query, entries)
+    _with_summaries(ctx, args.query, entries, windows, lim)
+    contexts = [hit.context for hit in hits]
+    extra = {"sort": args.sort} | ({"role_filter": ",".join(args.roles)} if args.roles else {})
+    return _result(args, entries, contexts, extra, longest=MESSAGE_CHARS)
 
 
-def _peek(ctx: ToolContext, session_id: str, lim: _Limits) -> ToolResult:
-    session = ChatSession.objects.filter(id=session_id).first() or ChatSession.objects.filter(name=session_id).first()
+def _read(ctx: ToolContext, args: arguments.Args, lim: _Limits) -> ToolResult:
+    session = find_session(args.session_id or "")
     if session is None:
         return ToolResult.failure(
-            f"No session with id '{session_id}'. Call session_search without a query to list them."
+            f"No session with id '{args.session_id}'. Call session_search without a query to list them."
         )
-    base = Message.objects.filter(session=session).only("id", "role", "content", "tool_name", "created_at")
-    rows = list(base.order_by("id")[:3]) + list(reversed(base.order_by("-id")[:TRANSCRIPT_WINDOW]))
-    unique = list({m.id: m for m in rows}.values())
-    window = [ContextMessage(m.id, m.role, m.content, m.created_at, m.tool_name) for m in unique]
-    entry = {
-        "session_id": session.id,
-        "title": session.display_title,
-        "source": session.source,
-        "when": _iso(session.started_at),
-        "last_active": _iso(session.updated_at),
-        "message_count": base.count(),
-        "messages": _message_dicts(window),
-    }
+    window, count = read_window(session)
+    entry = session_fields(session) | {"message_count": count}
+    if count > len(window):
+        entry["omitted"] = f"{count - len(window)} messages between these; read them with around_message_id."
     _with_summaries(ctx, None, [entry], [window], lim)
-    return _result(None, [entry])
+    return _result(args, [entry], [window])
 
 
-def _recent(ctx: ToolContext, limit: int) -> ToolResult:
+def _scroll(args: arguments.Args) -> ToolResult:
+    try:
+        fields, window = around(args.around or 0, args.session_id, args.window)
+    except ValueError as exc:
+        return ToolResult.failure(str(exc))
+    return _result(args, [fields], [window])
+
+
+def _recent(ctx: ToolContext, args: arguments.Args) -> ToolResult:
     entries = [
         {
             "session_id": s.session_id,
             "title": s.title,
             "source": s.source,
-            "when": _iso(s.started_at),
-            "last_active": _iso(s.updated_at),
+            "when": iso(s.started_at),
+            "last_active": iso(s.updated_at),
             "message_count": s.message_count,
             "preview": masked(s.preview),
         }
-        for s in recent_sessions(limit=limit, exclude_session_id=ctx.session_id)
+        for s in recent_sessions(limit=args.limit, exclude_session_id=ctx.session_id)
     ]
-    return _result(None, entries)
+    return _result(args, entries, [None] * len(entries))
 
 
-def _result(query: str | None, entries: list[dict[str, Any]]) -> ToolResult:
-    return ToolResult.success(query=query, note=PAST_NOTE, results=entries, count=len(entries))
+def _result(
+    args: arguments.Args,
+    entries: list[dict[str, Any]],
+    contexts: Sequence[Sequence[ContextMessage] | None],
+    extra: dict[str, Any] | None = None,
+    *,
+    longest: int = 4000,
+) -> ToolResult:
+    """The result with each entry's messages as long as the tool's budget allows."""
+    head: dict[str, Any] = {"query": args.query or None, "note": PAST_NOTE} | (extra or {})
+    if args.unused:
+        head["unused"] = f"Not used with this kind of call: {', '.join(args.unused)}."
 
+    def make(chars: int) -> ToolResult:
+        shown = [
+            e | ({"messages": message_dicts(c, chars)} if c is not None else {})
+            for e, c in zip(entries, contexts, strict=True)
+        ]
+        return ToolResult.success(**head, results=shown, count=len(shown))
 
-def _limit(value: Any) -> int:
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        return DEFAULT_LIMIT
-    return min(MAX_LIMIT, max(1, n))
+    return fitted(make, BUDGET, longest=longest)
 
 
 def make_tool(
     *, parallelism: int | None = None, summary_timeout: float | None = None, total_timeout: float | None = None
 ) -> Tool:
-    def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        query, session_id = args.get("query"), args.get("session_id")
-        if query is not None and not isinstance(query, str):
-            return ToolResult.failure("`query` must be a string.")
-        if session_id is not None and not isinstance(session_id, str):
-            return ToolResult.failure("`session_id` must be a string.")
-        limit = _limit(args.get("limit", DEFAULT_LIMIT))
+    def handler(raw: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            args = arguments.parse(raw)
+        except ValueError as exc:
+            return ToolResult.failure(str(exc))
         lim = _Limits(parallelism, summary_timeout, total_timeout)
-        query = (query or "").strip()
-        if query:
-            return _search(ctx, query, limit, session_id or None, lim)
-        if session_id:
-            return _peek(ctx, session_id, lim)
-        return _recent(ctx, limit)
+        if args.shape == "scroll":
+            return _scroll(args)
+        if args.shape == "search":
+            return _search(ctx, args, lim)
+        if args.shape == "read":
+            return _read(ctx, args, lim)
+        return _recent(ctx, args)
 
-    return Tool(name=NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler, parallel_safe=True)
+    return Tool(
+        name=NAME,
+        description=DESCRIPTION,
+        parameters=PARAMETERS,
+        handler=handler,
+        parallel_safe=True,
+        max_result_chars=BUDGET,
+    )

@@ -13,7 +13,7 @@ its own markup (`snippet_segments`), and the agent's tool renders them as `**wor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Subquery
@@ -30,7 +30,7 @@ from knowledge.search.results import (
     SessionSummary,
     TitleHit,
 )
-from knowledge.search.sanitize import parse_groups, parse_terms
+from knowledge.search.sanitize import parse_terms, search_groups
 from knowledge.search.titles import matching_sessions
 
 TITLE_HITS = 5  # sessions listed by title above a page of messages
@@ -39,6 +39,7 @@ __all__ = [
     "ContextMessage",
     "Filters",
     "MessageHit",
+    "SORTS",
     "RebuildCounts",
     "SearchBackend",
     "SearchPage",
@@ -67,18 +68,41 @@ def search_messages(
     exclude_session_id: str | None = None,
     session_id: str | None = None,
 ) -> SearchPage:
-    """One page of matching messages, best first, with a capped total count."""
-    terms = parse_terms(query or "")
-    if not terms:
+    """One page of matching messages, best first, with a capped total count. Not searchable:
+    nothing to find, or only words to leave out (sanitize.exclusion_problem says why)."""
+    terms, groups = parse_terms(query or ""), search_groups(query or "")
+    if not groups:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    page = backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), parse_groups(query))
+    page = backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), groups)
     if offset <= 0 and not (roles or date_from or date_to):  # titles have no role and no time of their own
         found = matching_sessions(
             query, limit=TITLE_HITS, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
         )
         page.titles = found
     return page
+
+
+SORTS = ("relevance", "newest", "oldest")
+
+
+def _ranked(titled: list[TitleHit], best: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
+    """(id, title, source, started, updated, matched) of each session once, best first: a matching
+    title ranks its session first (the person or the model named it so), then the sessions ranked
+    by their best message."""
+    sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
+    rows = [(t.session_id, t.title, t.source, t.started_at, t.updated_at, "title") for t in titled] + [
+        (sid, s.display_title, s.source, s.started_at, s.updated_at, "message")
+        for sid, _ in best
+        if (s := sessions.get(sid)) is not None  # None: deleted between the two queries
+    ]
+    unique: dict[str, tuple[Any, ...]] = {}
+    for row in rows:
+        unique.setdefault(row[0], row)
+    return list(unique.values())
+
+
+SORT_CANDIDATES = 100  # sessions ranked by relevance among which newest / oldest choose
 
 
 def search_sessions(
@@ -92,32 +116,31 @@ def search_sessions(
     sources: Sequence[str] | None = None,
     date_from: date | datetime | None = None,
     date_to: date | datetime | None = None,
+    sort: str = "relevance",
 ) -> list[SessionHit]:
-    """Sessions ranked by their best-matching message, each with the messages around it."""
-    terms = parse_terms(query or "")
-    if not terms:
+    """Sessions ranked by their best-matching message, each with the messages around it.
+    `sort`: "relevance" (best first), or "newest" / "oldest" (by when the session started) among
+    the SORT_CANDIDATES most relevant."""
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    terms, groups = parse_terms(query or ""), search_groups(query or "")
+    if not groups:
         return []
     filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
     limit = max(1, limit)
-    best, snippets = backend().best_per_session(terms, filters, limit, parse_groups(query))
+    wanted = limit if sort == "relevance" else max(limit, SORT_CANDIDATES)
+    best, snippets = backend().best_per_session(terms, filters, wanted, groups)
     titled: list[TitleHit] = []
     if not (roles or date_from or date_to):  # titles have no role and no time of their own
         titled = matching_sessions(
-            query, limit=limit, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
+            query, limit=wanted, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
         )
     message_of = dict(best)
-    sessions = ChatSession.objects.in_bulk([sid for sid, _ in best])
-    # A matching title ranks its session first (the person or the model named it so), then the
-    # sessions ranked by their best message.
-    ranked = [(t.session_id, t.title, t.source, t.started_at, t.updated_at, "title") for t in titled] + [
-        (sid, s.display_title, s.source, s.started_at, s.updated_at, "message")
-        for sid, _ in best
-        if (s := sessions.get(sid)) is not None  # None: deleted between the two queries
-    ]
+    ranked = _ranked(titled, best)
+    if sort != "relevance":  # stable: sessions started at the same time keep their relevance order
+        ranked.sort(key=lambda row: row[3] or datetime.min.replace(tzinfo=UTC), reverse=sort == "newest")
     hits: list[SessionHit] = []
-    for sid, title, source, started, updated, matched in ranked:
-        if len(hits) == limit or any(h.session_id == sid for h in hits):
-            continue
+    for sid, title, source, started, updated, matched in ranked[:limit]:
         mid = message_of.get(sid, 0)
         hits.append(
             SessionHit(
@@ -177,8 +200,8 @@ def recent_sessions(
 def matching_ids_sql(query: str) -> tuple[str, list[Any]] | None:
     """SQL selecting the ids of the messages the full-text index matches for `query` (to filter
     a queryset, e.g. the admin's message search), or None when it has nothing to search for."""
-    terms = parse_terms(query or "")
-    return backend().matching_ids_sql(terms, parse_groups(query)) if terms else None
+    groups = search_groups(query or "")
+    return backend().matching_ids_sql(parse_terms(query or ""), groups) if groups else None
 
 
 def rebuild_index(cursor: Any, *, optimize: bool = False) -> RebuildCounts:

@@ -3,9 +3,10 @@ from the index described in knowledge/search/schema.py.
 
 Words go through `phraseto_tsquery` on the `hermes` text search configuration (English stems,
 no stop words, accents folded), one per literal term from the same sanitiser (knowledge/search/sanitize.py),
-ANDed, so nothing a person types is tsquery syntax. They are matched and ranked in the narrow
-`knowledge_message_search` table (id, session, role, time, tsvector), aliased `m` so the shared
-filters apply to it as to a message; only the page's rows are then read from `knowledge_message`.
+ANDed (an exclusion joined by `&& !!`), so nothing a person types is tsquery syntax. They are
+matched and ranked in the narrow `knowledge_message_search` table (id, session, role, time,
+tsvector), aliased `m` so the shared filters apply to it as to a message; only the page's rows
+are then read from `knowledge_message`.
 Hits are ranked by `ts_rank`, best first (cheaper than the cover-density `ts_rank_cd`, which
 ranked the same in the tests). A one-word query with more hits than the count cap is ranked
 through the word's top list (knowledge/search/top.py), which also proves its count past the cap
@@ -30,7 +31,7 @@ from knowledge.search import top as search_top
 from knowledge.search import top_postgres as search_top_pg
 from knowledge.search.filters import Filters, filter_sql
 from knowledge.search.results import MessageHit, RebuildCounts, SearchPage, first_per_session
-from knowledge.search.sanitize import Term
+from knowledge.search.sanitize import Term, excluded, found, has_exclusions, segmented, substring
 from knowledge.search.snippets import (
     ELLIPSIS,
     HIGHLIGHT_END,
@@ -57,6 +58,7 @@ class PgPlan:
     needs_session: bool
     needles: list[str]
     stems: frozenset[str]
+    excludes: bool = False  # an alternative leaves words out: no common word's top list applies
 
     @property
     def from_sql(self) -> str:
@@ -96,8 +98,19 @@ PREFIX_TSQUERY = f"to_tsquery('{CONFIG}', %s)"
 _WORDS = re.compile(r"[^\W_]+")
 
 
+def _term_tsquery(term: Term) -> str:
+    return PREFIX_TSQUERY if term.prefix else TSQUERY
+
+
+def _group_tsquery(group: list[Term]) -> str:
+    """An alternative's tsquery: its terms ANDed, less (`&& !!`) each of its exclusions."""
+    wanted = " && ".join(_term_tsquery(t) for t in found(group))
+    unwanted = [_term_tsquery(t) for t in excluded(group)]
+    return f"({wanted}) && !!({' || '.join(unwanted)})" if unwanted else wanted
+
+
 def _tsquery(groups: list[list[Term]]) -> str:
-    ands = [" && ".join(PREFIX_TSQUERY if t.prefix else TSQUERY for t in g) for g in groups]
+    ands = [_group_tsquery(g) for g in groups]
     return ands[0] if len(ands) == 1 else " || ".join(f"({a})" for a in ands)
 
 
@@ -114,25 +127,56 @@ def _tsquery_text(term: Term) -> str:
     return " | ".join(f"({a})" for a in alternatives)
 
 
-def _any_of(groups: list[list[Term]], one: str) -> str:
-    """SQL of alternatives (OR) of terms that must all match (AND), `one` the SQL of a term."""
-    ands = [" && ".join(one for _ in g) if one == TSQUERY else " AND ".join(one for _ in g) for g in groups]
-    joiner = " || " if one == TSQUERY else " OR "
-    return ands[0] if len(ands) == 1 else joiner.join(f"({a})" for a in ands)
+_LIKE = "m.search_text LIKE %s"
+_NOT_LIKE = "m.search_text NOT LIKE %s"
+
+
+def _substring_sql(group: list[Term]) -> str:
+    """An alternative as substring matches on `search_text` (every term found, no exclusion)."""
+    return "(" + " AND ".join(_NOT_LIKE if t.exclude else _LIKE for t in group) + ")"
+
+
+def _group_condition(group: list[Term]) -> tuple[str, list[Any]]:
+    """One alternative as a condition on a message, from the index it needs alone: words from the
+    word index (Chinese… exclusions as substrings), a substring alternative from `search_text`."""
+    if substring(group):
+        return _substring_sql(group), [_like(t.text) for t in group]
+    words = [t for t in group if not t.unsegmented]
+    rest = [t for t in group if t.unsegmented]
+    sql = f"m.id IN (SELECT w.id FROM knowledge_message_search w WHERE w.search_vector @@ ({_tsquery([words])}))"
+    params: list[Any] = [_tsquery_text(t) for t in words]
+    return "(" + " AND ".join([sql] + [_NOT_LIKE] * len(rest)) + ")", params + [_like(t.text) for t in rest]
+
+
+def _either_plan(groups: list[list[Term]], where: list[str], params: list[Any], filters: Filters) -> PgPlan:
+    """Alternatives that need different indexes (`deploy OR 部署`, `deploy -部署`): each finds what
+    it would find alone, newest first, as on SQLite (knowledge/search/plan.py)."""
+    conds = [_group_condition(g) for g in groups]
+    either = "(" + " OR ".join(c for c, _ in conds) + ")"
+    wanted = [t for g in groups for t in found(g)]
+    return PgPlan(
+        "knowledge_message", " AND ".join([either, *where]), [p for _, ps in conds for p in ps] + params, None, None,
+        [], filters.needs_session, [t.text for t in wanted],
+        query_stems(t.text for t in wanted if not t.unsegmented and not t.prefix), has_exclusions(groups),
+    )  # fmt: skip
 
 
 def plan(terms: list[Term], filters: Filters, groups: list[list[Term]] | None = None) -> PgPlan:
-    """`groups`: the alternatives of an OR query (terms is then all of their terms)."""
+    """`terms`: the terms to find; `groups`: the query's alternatives (with their exclusions),
+    or None for `terms` as one alternative."""
     where, params = filter_sql(filters)
     needs_session = filters.needs_session
-    groups = groups if groups and len(groups) > 1 else [terms]
+    groups = groups or [terms]
+    excludes = has_exclusions(groups)
     ordered = [t for g in groups for t in g]  # the parameters, in the order of the SQL
-    if any(t.unsegmented for t in terms):
-        subs = [f"({_any_of(groups, 'm.search_text LIKE %s')})"]
+    if all(substring(g) for g in groups):
+        subs = ["(" + " OR ".join(_substring_sql(g) for g in groups) + ")"]
         return PgPlan(
             "knowledge_message", " AND ".join(subs + where), [_like(t.text) for t in ordered] + params, None, None, [],
-            needs_session, [t.text for t in terms], frozenset(),
+            needs_session, [t.text for t in terms], frozenset(), excludes,
         )  # fmt: skip
+    if not all(segmented(g) for g in groups):
+        return _either_plan(groups, where, params, filters)
     if len(groups) == 1:  # with OR, a prefix's check would bind the other alternatives too
         for start in filter(None, (t.prefix_filter for t in terms)):
             where.append(PREFIX_CHECK)
@@ -140,7 +184,7 @@ def plan(terms: list[Term], filters: Filters, groups: list[list[Term]] | None = 
     return PgPlan(
         "knowledge_message_search", " AND ".join(["m.search_vector @@ tsq.q", *where]), params,
         rank("m.search_vector", "tsq.q"), _tsquery(groups), [_tsquery_text(t) for t in ordered], needs_session, [],
-        query_stems(t.text for t in terms if not t.prefix),
+        query_stems(t.text for t in terms if not t.prefix), excludes,
     )  # fmt: skip
 
 
@@ -175,7 +219,7 @@ def _count(cur: Any, p: PgPlan) -> int:
 
 def _one_word(p: PgPlan, terms: list[Term]) -> bool:
     """A query a top list can rank (knowledge/search/top.py): one ranked word or phrase."""
-    return p.rank is not None and len(terms) == 1 and not terms[0].prefix
+    return p.rank is not None and len(terms) == 1 and not terms[0].prefix and not p.excludes
 
 
 def _word_count(cur: Any, terms: list[Term]) -> int:

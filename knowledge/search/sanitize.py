@@ -2,7 +2,10 @@
 
 User text never reaches FTS5 `MATCH` raw: `parse_groups` turns it into alternatives (a bare `OR`
 between words, as in Hermes and FTS5) of literal terms, and `match_expression` quotes every one
-of them, so nothing a person types is FTS syntax.
+of them, so nothing a person types is FTS syntax. A term typed as `-word` or after a bare `NOT`
+(FTS5's own operator, which Hermes passes through) is an exclusion: its alternative keeps only
+the messages without it. An alternative needs a word to find: one of exclusions alone would be
+"everything but", so it is refused with `exclusion_problem`'s message.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Term:
     text: str
     phrase: bool = False  # the person put it in double quotes
     prefix: bool = False  # typed as `word*`: words that start with it
+    exclude: bool = False  # typed as `-word` or `NOT word`: messages holding it are left out
 
     @property
     def prefix_filter(self) -> str | None:
@@ -54,12 +58,12 @@ def _searchable(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
-def _bare_terms(segment: str) -> list[tuple[str, bool]]:
-    """Words outside quotes, each with whether a `*` ends it (a prefix): anything but letters,
-    digits and joiners separates them. `%` is kept inside Chinese, Japanese… text, where the
-    substring index matches it literally ("100%的"); elsewhere it separates words as the word
-    index does."""
-    words: list[tuple[str, bool]] = []
+def _bare_terms(segment: str) -> list[tuple[str, bool, bool]]:
+    """Words outside quotes, each with whether a `*` ends it (a prefix) and a `-` starts it (an
+    exclusion): anything but letters, digits and joiners separates them, so a `-` inside a word
+    (docker-compose) joins. `%` is kept inside Chinese, Japanese… text, where the substring
+    index matches it literally ("100%的"); elsewhere it separates words as the word index does."""
+    words: list[tuple[str, bool, bool]] = []
     current: list[str] = []
     for ch in segment + " ":
         if ch.isalnum() or ch in _JOINERS or ch == "%":
@@ -68,9 +72,13 @@ def _bare_terms(segment: str) -> list[tuple[str, bool]]:
             word = "".join(current)
             parts = [word] if _UNSEGMENTED.search(word) else word.split("%")
             star = ch == "*" and not _UNSEGMENTED.search(word)  # a substring search has no prefixes
-            words += [(w.strip(_JOINERS), star and i == len(parts) - 1) for i, w in enumerate(parts)]
+            minus = word.startswith("-")
+            words += [(w.strip(_JOINERS), star and i == len(parts) - 1, minus) for i, w in enumerate(parts)]
             current = []
-    return [(w, star) for w, star in words if _searchable(w)]
+    return [(w, star, minus) for w, star, minus in words if _searchable(w)]
+
+
+_MINUS_BEFORE_QUOTE = re.compile(r"(?:^|\s)-$")
 
 
 def _tokens(text: str) -> list[Term | None]:
@@ -81,21 +89,27 @@ def _tokens(text: str) -> list[Term | None]:
         parts[-2:] = [parts[-2] + parts[-1]]
     tokens: list[Term | None] = []
     operators: list[Term] = []
+    negate = False  # the next term follows a bare NOT, or a `-` right before its quote
     for i, part in enumerate(parts):
         if i % 2:
             phrase = " ".join(part.split())
             if _searchable(phrase):
-                tokens.append(Term(phrase, phrase=True))
+                tokens.append(Term(phrase, phrase=True, exclude=negate))
+            negate = False
             continue
-        for word, prefix in _bare_terms(part):
-            # Bare AND/NOT/NEAR mean "operator" to the person typing them; terms are already
-            # ANDed, so they are dropped — unless they are all there is. OR separates groups.
-            if word in _OPERATORS and not prefix:
+        for word, prefix, minus in _bare_terms(part):
+            # Bare AND/NEAR mean "operator" to the person typing them; terms are already ANDed,
+            # so they are dropped — unless they are all there is. OR separates groups; NOT
+            # leaves out the term after it.
+            if word in _OPERATORS and not prefix and not minus:
                 operators.append(Term(word))
                 if word == "OR":
                     tokens.append(None)
+                negate = word == "NOT"
             else:
-                tokens.append(Term(word, prefix=prefix))
+                tokens.append(Term(word, prefix=prefix, exclude=minus or negate))
+                negate = False
+        negate = negate or bool(_MINUS_BEFORE_QUOTE.search(part))
     fallback: list[Term | None] = [*operators]
     return tokens if any(tokens) else fallback
 
@@ -103,8 +117,8 @@ def _tokens(text: str) -> list[Term | None]:
 def _unique(terms: list[Term]) -> list[Term]:
     seen: set[str] = set()
     unique: list[Term] = []
-    for term in terms:  # `deploy` and `deploy*` are two terms
-        key = term.text.casefold() + ("*" if term.prefix else "")
+    for term in terms:  # `deploy`, `deploy*` and `-deploy` are three terms
+        key = ("-" if term.exclude else "") + term.text.casefold() + ("*" if term.prefix else "")
         if key not in seen:
             seen.add(key)
             unique.append(term)
@@ -112,7 +126,8 @@ def _unique(terms: list[Term]) -> list[Term]:
 
 
 def parse_groups(text: str) -> list[list[Term]]:
-    """The query as alternatives (`A OR B`), each a list of terms that must all match."""
+    """The query as alternatives (`A OR B`), each a list of terms that must all match, the
+    terms to find first and its exclusions after them."""
     groups: list[list[Term]] = [[]]
     count = 0
     for token in _tokens(text):
@@ -121,12 +136,54 @@ def parse_groups(text: str) -> list[list[Term]]:
         elif count < MAX_TERMS:
             groups[-1].append(token)
             count += 1
-    return [_unique(g) for g in groups if g]
+    return [sorted(_unique(g), key=lambda t: t.exclude) for g in groups if g]
 
 
 def parse_terms(text: str) -> list[Term]:
-    """The literal terms of a query, in order, without duplicates (of every alternative)."""
-    return _unique([t for t in _tokens(text) if t is not None])[:MAX_TERMS]
+    """The literal terms to find of a query, in order, without duplicates (of every alternative;
+    exclusions are in `parse_groups`)."""
+    return _unique([t for t in _tokens(text) if t is not None and not t.exclude])[:MAX_TERMS]
+
+
+def found(group: list[Term]) -> list[Term]:
+    return [t for t in group if not t.exclude]
+
+
+def excluded(group: list[Term]) -> list[Term]:
+    return [t for t in group if t.exclude]
+
+
+def has_exclusions(groups: list[list[Term]]) -> bool:
+    return any(t.exclude for g in groups for t in g)
+
+
+def exclusion_problem(text: str) -> str | None:
+    """What is wrong with a query whose alternative only leaves words out (it would list every
+    other message), or None."""
+    for group in parse_groups(text):
+        if not found(group):
+            left_out = " ".join("-" + (quote_term(t.text) if t.phrase else t.text) for t in group)
+            return (
+                f"{left_out} only leaves words out, so it would list every other message: "
+                "add a word to find, e.g. deploy -docker."
+            )
+    return None
+
+
+def search_groups(text: str) -> list[list[Term]]:
+    """The alternatives to search, or [] when there is nothing to find (no word, or an
+    alternative of exclusions alone)."""
+    return [] if exclusion_problem(text) else parse_groups(text)
+
+
+def segmented(group: list[Term]) -> bool:
+    """The word index answers this alternative whole: no term of it needs substring matching."""
+    return not any(t.unsegmented for t in group)
+
+
+def substring(group: list[Term]) -> bool:
+    """The substring index answers this alternative: a term it must find is Chinese, Japanese…"""
+    return any(t.unsegmented for t in found(group))
 
 
 def quote_term(text: str) -> str:
@@ -151,15 +208,22 @@ def _all_of(parts: list[str]) -> str:
     return (" AND " if any(p.startswith("(") for p in parts) else " ").join(parts)
 
 
+def _group_expression(group: list[Term]) -> str:
+    wanted = _all_of([match_term(t) for t in found(group)])
+    unwanted = [match_term(t) for t in excluded(group)]
+    return f"({wanted}) NOT ({' OR '.join(unwanted)})" if unwanted else wanted
+
+
 def match_expression(groups: list[list[Term]]) -> str:
-    """An FTS5 MATCH expression: every term a quoted phrase, alternatives joined by OR."""
-    ands = [_all_of([match_term(t) for t in group]) for group in groups]
+    """An FTS5 MATCH expression: every term a quoted phrase, alternatives joined by OR, each
+    alternative's exclusions after FTS5's NOT."""
+    ands = [_group_expression(group) for group in groups]
     return ands[0] if len(ands) == 1 else " OR ".join(f"({a})" for a in ands)
 
 
 def sanitize_query(text: str) -> str | None:
     """An FTS5 MATCH expression for `text` (every term a quoted phrase), or None."""
-    groups = parse_groups(text)
+    groups = search_groups(text)
     return match_expression(groups) if groups else None
 
 
@@ -172,8 +236,8 @@ def syntax_hint(text: str) -> str:
     bare = " ".join(part for i, part in enumerate(text.split('"')) if i % 2 == 0)
     if _PREFIX.search(bare):
         return "word* finds words that start with it: try a shorter start, or A OR B for either."
-    if _EXCLUDE.search(bare):
-        return "A leading - does not leave a word out here: every word you type must appear. Try fewer words."
+    if _EXCLUDE.search(bare) or "NOT" in bare.split():
+        return "-word leaves out messages with that word: try leaving out fewer, or A OR B for either."
     if "AND" in bare.split():
         return "Every word must appear already, so AND adds nothing: try fewer words, or A OR B for either."
     return 'Try fewer words, a "quoted phrase" for words side by side, or A OR B for either.'

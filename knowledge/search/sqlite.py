@@ -50,7 +50,7 @@ from knowledge.search.snippets import stem_snippet, substring_snippet
 
 def _count(cur: Any, plan: Plan, *, filtered: bool = True) -> int:
     filtered = filtered and bool(plan.filter_where)
-    frm = plan.from_sql if filtered else plan.table
+    frm = plan.from_sql if filtered else plan.index_from
     where = plan.where_sql if filtered else " AND ".join(plan.index_where)
     params = plan.params if filtered else plan.index_params
     cur.execute(
@@ -66,7 +66,7 @@ def _listed(
     from its top list: every other hit ranks below all of them. `need`: the page's hits, or None
     for as many as the list can tell. `word_hits`: the unfiltered capped count, when the caller
     has it. None when no list applies."""
-    if plan.table != FTS_TABLE or len(terms) != 1 or terms[0].prefix or plan.match is None:
+    if plan.table != FTS_TABLE or len(terms) != 1 or terms[0].prefix or plan.match is None or plan.excludes:
         return None
     if word_hits is None:
         word_hits = _count(cur, plan, filtered=False)
@@ -107,7 +107,7 @@ def _page(
         return [rowid for (rowid,) in cur.fetchall()], {}
     snippet = "NULL" if plan.stems or not plan.snippet else plan.snippet
     cur.execute(
-        f"SELECT {t}.rowid, {snippet} FROM {plan.from_sql} WHERE {plan.where_sql} "
+        f"SELECT {plan.key}, {snippet} FROM {plan.from_sql} WHERE {plan.where_sql} "
         f"ORDER BY {plan.order_sql} LIMIT %s OFFSET %s",
         [*plan.params, limit, offset],
     )
@@ -211,7 +211,7 @@ def _snippets_for(cur: Any, plan: Plan, message_ids: list[int]) -> dict[int, str
 
 def matching_ids_sql(terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
     plan = plan_query(terms, Filters(), groups)
-    return f"SELECT {plan.table}.rowid FROM {plan.table} WHERE {' AND '.join(plan.index_where)}", plan.index_params
+    return f"SELECT {plan.key} FROM {plan.index_from} WHERE {' AND '.join(plan.index_where)}", plan.index_params
 
 
 def rebuild(cur: Any, *, optimize: bool = False) -> RebuildCounts:

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connection
 
 from knowledge.search.results import TitleHit, to_datetime
-from knowledge.search.sanitize import parse_groups
+from knowledge.search.sanitize import search_groups
 from knowledge.search.schema import SESSIONS
 
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»", "「": "」", "”": "”"}
@@ -35,11 +35,13 @@ def _like(term: str) -> str:
 
 
 def title_condition(query: str) -> tuple[str, list[Any]] | None:
-    """SQL for sessions whose title holds every term of one of the query's alternatives."""
+    """SQL for sessions whose title holds every term of one of the query's alternatives, and
+    none of its exclusions."""
     ors: list[str] = []
     params: list[Any] = []
-    for group in parse_groups(unquote(query)):
-        ors.append("(" + " AND ".join(["lower(title) LIKE %s ESCAPE '\\'"] * len(group)) + ")")
+    for group in search_groups(unquote(query)):
+        conds = ["lower(title) " + ("NOT LIKE" if t.exclude else "LIKE") + " %s ESCAPE '\\'" for t in group]
+        ors.append("(" + " AND ".join(conds) + ")")
         params += [_like(t.text) for t in group]
     return ("(" + " OR ".join(ors) + ")", params) if ors else None
 

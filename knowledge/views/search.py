@@ -69,7 +69,9 @@ def _query_string(f: dict[str, Any], page: int) -> str:
 def search_context(f: dict[str, Any]) -> dict[str, Any]:
     sources = [f["source"]] if f["source"] else None
     ctx: dict[str, Any] = {"f": f, "roles": ROLES, "sources": SOURCES, "nav": "search"}
-    if not query.parse_terms(f["q"]):
+    # Only words to leave out would list every other message: say so instead of searching.
+    ctx["problem"] = query.exclusion_problem(f["q"])
+    if ctx["problem"] or not query.parse_terms(f["q"]):
         ctx["recent"] = search.recent_sessions(limit=PER_PAGE, sources=sources)
         return ctx
     result = search.search_messages(

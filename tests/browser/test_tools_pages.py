@@ -76,6 +76,14 @@ def test_search_syntax_or_prefix_and_the_hint(page: Page, llm, daphne_server, sc
     expect(page.locator("#search-hint")).to_contain_text("word* finds words that start with it")
     expect(page.locator("#search-count")).to_contain_text("No messages match")
     screenshot("tools-search-hint", page)
+    page.locator("#search-q").fill("")
+    page.locator("#search-q").press_sequentially("wombat -release", delay=20)  # the answer is left out
+    expect(page.locator(".search-hit")).to_have_count(1)
+    expect(page.locator(".search-hit .badge").first).to_have_text("user")
+    page.locator("#search-q").fill("")
+    page.locator("#search-q").press_sequentially("-wombat", delay=20)
+    expect(page.locator("#search-hint")).to_contain_text("only leaves words out")
+    expect(page.locator(".search-hit")).to_have_count(0)
 
 
 def _hermes_zip(tmp_path: Path) -> Path:

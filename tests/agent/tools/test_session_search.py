@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from agent.llm import ChatClient, client_from_config
 from agent.tools import session_search
@@ -157,7 +159,9 @@ def test_limit_is_clamped(history: dict[str, ChatSession]) -> None:
         _session_with("filler", ("user", "more redis chatter"))
     assert _call({"query": "redis", "limit": 50}, ToolContext())["count"] == 10
     assert _call({"query": "redis", "limit": 0}, ToolContext())["count"] == 1
-    assert _call({"limit": "lots"}, ToolContext())["count"] == 3
+    assert _call({"query": "redis", "limit": "4"}, ToolContext())["count"] == 4  # a quoted number
+    bad = _call({"limit": "lots"}, ToolContext())
+    assert bad["success"] is False and "`limit` must be an integer" in bad["error"]
 
 
 def test_session_id_restricts_the_search_and_peeks(model_client: ChatClient, history: dict[str, ChatSession]) -> None:
@@ -181,7 +185,11 @@ def test_bad_arguments_come_back_as_errors(history: dict[str, ChatSession]) -> N
 def test_tool_is_read_only_and_parallel_safe() -> None:
     tool = session_search.make_tool()
     assert tool.name == "session_search" and tool.parallel_safe
-    assert set(tool.parameters["properties"]) == {"query", "limit", "session_id"}
+    assert set(tool.parameters["properties"]) == {
+        "query", "limit", "session_id", "around_message_id", "window", "sort", "role_filter",
+    }  # fmt: skip
+    assert tool.parameters["properties"]["sort"]["enum"] == ["relevance", "newest", "oldest"]
+    assert "-word" in tool.parameters["properties"]["query"]["description"]
 
 
 def test_a_session_found_by_its_title_alone(model_client: ChatClient, history: dict[str, ChatSession]) -> None:
@@ -205,3 +213,114 @@ def test_a_past_message_that_is_an_injection_is_withheld_and_results_are_framed_
     assert "evil.example" not in text and "[withheld: this text matches threat pattern" in text
     assert "pool size stays at 10" in text  # the clean reply in the same session still comes back
     assert out["note"].startswith("Quoted from past conversations")
+
+
+def _long_session(title: str, n: int, chars: int = 40) -> tuple[ChatSession, list[Message]]:
+    s = ChatSession.objects.create(title=title)
+    rows = [
+        Message.objects.create(
+            session=s, role="user" if i % 2 == 0 else "assistant", content=f"line {i} " + "x" * chars
+        )
+        for i in range(n)
+    ]
+    return s, rows
+
+
+def test_around_message_id_reads_the_messages_around_it(history: dict[str, ChatSession]) -> None:
+    s, rows = _long_session("Long", 40)
+    out = _call({"session_id": s.id, "around_message_id": rows[20].id, "window": 3}, ToolContext())
+    (entry,) = out["results"]
+    assert [m["id"] for m in entry["messages"]] == [r.id for r in rows[17:24]]
+    assert [m["match"] for m in entry["messages"]].index(True) == 3
+    assert (entry["messages_before"], entry["messages_after"], entry["earlier"], entry["later"]) == (3, 3, 17, 16)
+    # The session's start: fewer before than asked; without session_id the message's own session is read.
+    start = _call({"around_message_id": rows[1].id}, ToolContext())["results"][0]
+    assert start["session_id"] == s.id and (start["messages_before"], start["earlier"]) == (1, 0)
+    assert len(start["messages"]) == 7  # one before, the message, Hermes' default five after
+
+
+def test_around_message_id_errors_are_clear(history: dict[str, ChatSession]) -> None:
+    s, rows = _long_session("Long", 3)
+    missing = _call({"around_message_id": 10**9}, ToolContext())
+    assert missing["success"] is False and "No message with id" in missing["error"]
+    elsewhere = _call({"session_id": history["redis"].id, "around_message_id": rows[0].id}, ToolContext())
+    assert elsewhere["success"] is False and f"is in session '{s.id}'" in elsewhere["error"]
+    for bad in (0, -3, "soon", True):
+        out = _call({"around_message_id": bad}, ToolContext())
+        assert out["success"] is False and "around_message_id" in out["error"]
+
+
+def test_a_session_is_read_as_its_first_20_and_last_10_messages(history: dict[str, ChatSession]) -> None:
+    s, rows = _long_session("Long", 45)
+    (entry,) = _call({"session_id": s.id}, ToolContext())["results"]
+    assert [m["id"] for m in entry["messages"]] == [r.id for r in rows[:20] + rows[-10:]]
+    assert entry["message_count"] == 45 and "15 messages between these" in entry["omitted"]
+    short, short_rows = _long_session("Short", 30)
+    (whole,) = _call({"session_id": short.id}, ToolContext())["results"]
+    assert [m["id"] for m in whole["messages"]] == [r.id for r in short_rows] and "omitted" not in whole
+
+
+def test_a_big_session_is_fitted_to_the_budget_as_valid_json(history: dict[str, ChatSession]) -> None:
+    s, rows = _long_session("Huge", 30, chars=3000)  # 90,000 characters of messages
+    registry = ToolRegistry([session_search.make_tool()])
+    content = registry.dispatch("session_search", json.dumps({"session_id": s.id}), ToolContext()).content()
+    assert len(content) <= session_search.BUDGET
+    (entry,) = json.loads(content)["results"]  # whole JSON, not a cut string
+    assert len(entry["messages"]) == 30 and all(
+        m["chars"] == len(r.content) for m, r in zip(entry["messages"], rows, strict=True)
+    )
+    assert all(m["content"].endswith("…") and m["content"].startswith("line") for m in entry["messages"])
+    # A narrow window of the same session gets longer messages.
+    narrow = json.loads(
+        registry.dispatch(
+            "session_search", json.dumps({"around_message_id": rows[5].id, "window": 1}), ToolContext()
+        ).content()
+    )
+    assert len(narrow["results"][0]["messages"][1]["content"]) > len(entry["messages"][5]["content"])
+
+
+def test_role_filter_and_sort(history: dict[str, ChatSession]) -> None:
+    old = _session_with("Old kafka", ("user", "kafka lag question"), ("assistant", "kafka lag answer kafka kafka"))
+    new = _session_with("New kafka", ("tool", "kafka consumer group output"))
+    ChatSession.objects.filter(id=old.id).update(started_at=timezone.now() - timedelta(days=30))
+    only_tool = _call({"query": "kafka", "role_filter": "tool"}, ToolContext())
+    assert [r["session_id"] for r in only_tool["results"]] == [new.id] and only_tool["role_filter"] == "tool"
+    users = _call({"query": "kafka", "role_filter": " User , assistant"}, ToolContext())
+    assert [r["session_id"] for r in users["results"]] == [old.id]
+    assert [r["session_id"] for r in _call({"query": "kafka", "sort": "newest"}, ToolContext())["results"]] == [
+        new.id,
+        old.id,
+    ]
+    assert [r["session_id"] for r in _call({"query": "kafka", "sort": "oldest"}, ToolContext())["results"]] == [
+        old.id,
+        new.id,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ({"query": "kafka", "sort": "latest"}, "`sort` must be one of relevance, newest, oldest"),
+        ({"query": "kafka", "role_filter": "user,bot"}, "`role_filter` has unknown roles (bot)"),
+        ({"query": "kafka", "detail": "full"}, "session_search has no argument 'detail'"),
+        ({"query": "kafka", "window": "wide"}, "`window` must be an integer"),
+        ({"query": "-kafka"}, "only leaves words out"),
+        ({"query": "kafka OR NOT lag"}, "only leaves words out"),
+    ],
+)
+def test_unknown_or_invalid_values_are_clear_errors(
+    history: dict[str, ChatSession], args: dict[str, Any], error: str
+) -> None:
+    out = _call(args, ToolContext())
+    assert out["success"] is False and error in out["error"]
+
+
+def test_an_argument_of_another_kind_of_call_is_reported_unused(history: dict[str, ChatSession]) -> None:
+    out = _call({"session_id": history["redis"].id, "sort": "newest"}, ToolContext())
+    assert out["success"] is True and out["unused"] == "Not used with this kind of call: sort."
+    assert "unused" not in _call({"query": "redis", "sort": "newest", "role_filter": None}, ToolContext())
+
+
+def test_exclusions_in_the_tool(history: dict[str, ChatSession]) -> None:
+    hits = _call({"query": "redis -postgres"}, ToolContext(session_id=history["current"].id))["results"]
+    assert [r["session_id"] for r in hits] == [history["redis"].id]

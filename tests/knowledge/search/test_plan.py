@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from knowledge.models import ChatSession, Message
 from knowledge.search.filters import Filters
-from knowledge.search.plan import FTS_TABLE, TRIGRAM_TABLE, plan_query
-from knowledge.search.sanitize import parse_terms
+from knowledge.search.plan import FTS_TABLE, MESSAGES, TRIGRAM_TABLE, plan_query
+from knowledge.search.sanitize import parse_groups, parse_terms
 from tests import dbs
 
 # The SQLite FTS5 side (PostgreSQL's index is tested through the same search tests, knowledge/search/postgres.py).
@@ -80,3 +80,25 @@ def test_trigram_plans_find_substrings_and_short_terms():
     _message(s, "user", "今天天气很好")
     assert _ids("迁移数据库") == [hit]
     assert _ids("库") == [hit]
+
+
+def test_alternatives_needing_both_indexes_are_a_union_of_what_each_finds():
+    s = ChatSession.objects.create()
+    english = Message.objects.create(session=s, role="user", content="deploy the api")  # not in the trigram index
+    chinese = Message.objects.create(session=s, role="user", content="部署接口")
+    both = Message.objects.create(session=s, role="user", content="deploy 部署")
+    Message.objects.create(session=s, role="user", content="a redeploy only")  # the word, not a substring
+    either = _plan_groups("deploy OR 部署")
+    assert either.table == MESSAGES and not either.ranked and either.order_sql == "m.id DESC"
+    assert _ids_of(either) == [both.id, chinese.id, english.id]
+    assert _ids_of(_plan_groups("deploy -部署")) == [english.id]  # a Chinese exclusion of words
+
+
+def _plan_groups(query: str):
+    return plan_query(parse_terms(query), Filters(), parse_groups(query))
+
+
+def _ids_of(plan) -> list[int]:
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT m.id FROM {plan.from_sql} WHERE {plan.where_sql} ORDER BY {plan.order_sql}", plan.params)
+        return [row[0] for row in cur.fetchall()]

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.search.sanitize import MAX_QUERY_CHARS, parse_terms, sanitize_query, syntax_hint
+from knowledge.search.sanitize import (
+    MAX_QUERY_CHARS,
+    exclusion_problem,
+    parse_groups,
+    parse_terms,
+    sanitize_query,
+    syntax_hint,
+)
 
 
 @pytest.mark.parametrize(
@@ -20,12 +27,16 @@ from knowledge.search.sanitize import MAX_QUERY_CHARS, parse_terms, sanitize_que
         ('"exact phrase" other', '"exact phrase" "other"'),
         ('unbalanced "quote here', '"unbalanced" "quote" "here"'),
         ('"one" "two" "three', '"one" "two" "three"'),
-        ("docker AND compose OR NOT swarm NEAR x", '("docker" "compose") OR ("swarm" "x")'),  # OR: alternatives
+        ("docker AND compose OR NOT swarm NEAR x", '("docker" "compose") OR (("x") NOT ("swarm"))'),  # OR: alternatives
         ("kafka OR 部署", '("kafka") OR ("部署")'),
         ("OR docker OR", '"docker"'),  # OR with nothing on one side: no alternative
         ("50% 增长100%的", '"50" "增长100%的"'),  # % is literal in Chinese text only
         ("AND", '"AND"'),  # only operators: search for the word itself
-        ("foo* ^bar (baz) {qux} col:val +plus -minus", '"foo"* "bar" "baz" "qux" "col" "val" "plus" "minus"'),
+        ("foo* ^bar (baz) {qux} col:val +plus -minus", '("foo"* "bar" "baz" "qux" "col" "val" "plus") NOT ("minus")'),
+        ('deploy -docker -"docker compose"', '("deploy") NOT ("docker" OR "docker compose")'),  # exclusions
+        ("python NOT java", '("python") NOT ("java")'),  # FTS5's NOT, as Hermes passes it
+        ("部署 -失败", '("部署") NOT ("失败")'),
+        ("docker-compose a - b", '"docker-compose" "a" "b"'),  # a - inside a word, or alone, joins or is dropped
         ("deploy*", '("deploy"* OR "deplo"*)'),  # a prefix, also one letter shorter (porter stems it)
         ("部署*", '"部署"'),  # substring search: no prefixes
         ("NEAR(a b, 3)", '"a" "b" "3"'),
@@ -96,10 +107,27 @@ def test_operator_soup_is_valid_fts5(fts: sqlite3.Connection, words: list[str]) 
     [
         ("Deb*", "word* finds words that start"),
         ('"deploy*" nginx', "Try fewer words"),  # inside quotes a * is just text
-        ("-word", "A leading -"),
+        ("deploy -word", "-word leaves out"),
         ("docker-compose", "Try fewer words"),  # a hyphen inside a word is part of it
         ("kafka AND lag", "Every word must appear already"),
     ],
 )
 def test_syntax_hint_says_what_the_query_meant(text: str, start: str) -> None:
     assert syntax_hint(text).startswith(start)
+
+
+@pytest.mark.parametrize("text", ["-docker", "NOT docker", "deploy OR -docker", '-"docker compose"', "-部署 -失败"])
+def test_only_exclusions_is_refused_with_a_message(text: str) -> None:
+    assert sanitize_query(text) is None
+    problem = exclusion_problem(text) or ""
+    assert "only leaves words out" in problem and "add a word to find" in problem
+
+
+def test_exclusions_are_kept_apart_from_the_terms_to_find() -> None:
+    assert exclusion_problem("deploy -docker") is None
+    assert [t.text for t in parse_terms("deploy -docker NOT k8s")] == ["deploy"]
+    groups = parse_groups('-"docker compose" deploy OR 部署 -失败')
+    assert [[(t.text, t.exclude) for t in g] for g in groups] == [
+        [("deploy", False), ("docker compose", True)],  # what to find first, then what to leave out
+        [("部署", False), ("失败", True)],
+    ]

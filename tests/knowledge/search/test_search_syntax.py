@@ -119,3 +119,26 @@ def test_titles_follow_or_and_the_filters() -> None:
     assert [t.session_id for t in search_messages("kafka OR 部署", sources=["web"]).titles] == [b.id]
     assert search_messages("kafka", roles=["user"]).titles == []  # a title has no role
     assert search_sessions("kafka", exclude_session_id=a.id) == []
+
+
+def test_exclusions_in_english_and_chinese() -> None:
+    s = ChatSession.objects.create()
+    plain, compose = _msg(s, "deploy to the cluster"), _msg(s, "deploy with docker compose")
+    zh_ok, zh_failed = _msg(s, "服务器部署完成"), _msg(s, "服务器部署失败了")
+    tool = Message.objects.create(
+        session=s, role="assistant", content="deploy it",
+        tool_calls=[{"id": "c", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "docker ps"}'}}],
+    )  # fmt: skip
+    assert _ids("deploy -docker") == {plain.id}  # also left out: "docker" in a tool call's arguments
+    assert _ids("deploy NOT docker") == {plain.id}
+    assert _ids('deploy -"docker compose"') == {plain.id, tool.id}  # a phrase left out
+    assert _ids("deploy -dock*") == {plain.id}  # a prefix left out
+    assert _ids("服务器部署 -失败") == {zh_ok.id}  # trigram-long terms
+    assert _ids("部署 -失败") == {zh_ok.id}  # two-character terms: the substring scan
+    assert _ids("部署 -失败 OR cluster") == {zh_ok.id, plain.id}
+    assert search_messages("deploy -docker").total == 1
+    sql, params = matching_ids_sql("deploy -docker") or ("", [])
+    assert set(Message.objects.extra(where=[f"id IN ({sql})"], params=params).values_list("id", flat=True)) == {
+        plain.id
+    }
+    assert zh_failed.id not in _ids("服务器 -失败") and compose.id not in _ids("deploy -compose")

@@ -145,7 +145,7 @@ def test_search_requires_login(client, db) -> None:
     ("query", "hint"),
     [
         ("Deb*", "word* finds words that start with it"),
-        ("-nginx", "A leading - does not leave a word out here"),
+        ("nginx -apache", "-word leaves out messages with that word"),
         ("kafka AND zookeeper", "AND adds nothing"),
         ("zzqx", 'a "quoted phrase"'),
     ],
@@ -153,6 +153,25 @@ def test_search_requires_login(client, db) -> None:
 def test_a_query_that_finds_nothing_gets_a_syntax_hint(auth_client, query: str, hint: str) -> None:
     html = auth_client.get("/search/", {"q": query}).content.decode()
     assert "No messages match" in html and 'id="search-hint"' in html and escape(hint) in html
+
+
+@pytest.mark.parametrize("query", ["-nginx", "NOT nginx", "-部署", "kafka OR -nginx"])
+def test_a_query_of_exclusions_alone_says_why_it_lists_nothing(auth_client, query: str) -> None:
+    Message.objects.create(session=ChatSession.objects.create(), role="user", content="kafka broker")
+    html = auth_client.get("/search/", {"q": query}).content.decode()
+    assert 'id="search-hint"' in html and "only leaves words out" in html and "add a word to find" in html
+    assert "search-hit" not in html and "matching message" not in html
+
+
+def test_an_exclusion_leaves_messages_out(auth_client) -> None:
+    session = ChatSession.objects.create()
+    Message.objects.create(session=session, role="user", content="kafka broker")
+    Message.objects.create(session=session, role="user", content="kafka with zookeeper")
+    Message.objects.create(session=session, role="user", content="部署 kafka 失败")
+    html = auth_client.get("/search/", {"q": "kafka -zookeeper -失败"}).content.decode()
+    assert (
+        "1</strong> matching message" in html and "broker" in html and "zookeeper" not in html.split("search-count")[1]
+    )
 
 
 def test_a_query_that_finds_something_gets_no_hint(auth_client) -> None:
