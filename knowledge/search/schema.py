@@ -23,12 +23,18 @@ SQLite (FTS5), two indexes kept in sync by triggers:
    a non-ASCII character: a pure-ASCII message is fully served by the word index, and any query
    that needs the trigram index contains such a character itself, so nothing is lost.
 
+3. `knowledge_chatsession_title` — session titles, lowercased, in a trigram index, so a title
+   search reads the few sessions whose titles hold the words instead of every session row. Its
+   rowids come from `knowledge_chatsession_title_row` (one integer per session id): sessions
+   have text ids, and their implicit rowids may change on VACUUM.
+
 A table rebuild of `knowledge_message` (SQLite's way of altering a column) drops these
 triggers: `rebuild_search_index` brings them back.
 
 PostgreSQL: a narrow table `knowledge_message_search` (id, session, role, time, tsvector) with a
 GIN index, kept current by triggers on `knowledge_message`; `search_text` (the lowercased text
-with a pg_trgm index) for unsegmented scripts stays on the message row. The `hermes` text search
+with a pg_trgm index) for unsegmented scripts stays on the message row; session titles have a
+pg_trgm index on `lower(title)`. The `hermes` text search
 configuration stems with a snowball dictionary that has no stop-word list, as FTS5 does.
 
 Top lists (knowledge/search/top.py) live in `knowledge_message_fts_top` (SQLite) and
@@ -49,6 +55,8 @@ FTS = "knowledge_message_fts"
 TRIGRAM = "knowledge_message_trigram"
 FTS_TOP = f"{FTS}_top"
 TOKENIZE = "porter unicode61 remove_diacritics 2"
+TITLES = "knowledge_chatsession_title"
+TITLE_ROWS = f"{TITLES}_row"
 
 # Tool-call names + arguments as one text, for any number of calls; NULL when there are none
 # or the JSON is not an array (never an error, so a malformed row cannot block a write).
@@ -104,7 +112,11 @@ SQLITE_TABLES = [
         upto INTEGER NOT NULL,
         ids TEXT NOT NULL
     ) WITHOUT ROWID""",
+    f"CREATE TABLE IF NOT EXISTS {TITLE_ROWS} (row INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE)",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {TITLES} USING fts5(title, tokenize='trigram')",
 ]
+
+_TITLE_ROW = f"(SELECT row FROM {TITLE_ROWS} WHERE session_id = {{}}.id)"
 
 SQLITE_TRIGGERS = {
     "knowledge_message_search_ai": f"""AFTER INSERT ON knowledge_message BEGIN
@@ -127,6 +139,18 @@ SQLITE_TRIGGERS = {
         {_TRI_DELETE}
         {_TRI_INSERT}
     END""",
+    f"{TITLES}_ai": f"""AFTER INSERT ON {SESSIONS} BEGIN
+        INSERT INTO {TITLE_ROWS}(session_id) VALUES (NEW.id);
+        INSERT INTO {TITLES}(rowid, title) VALUES ({_TITLE_ROW.format("NEW")}, lower(NEW.title));
+    END""",
+    f"{TITLES}_au": f"""AFTER UPDATE OF title ON {SESSIONS}
+        WHEN OLD.title IS NOT NEW.title BEGIN
+        UPDATE {TITLES} SET title = lower(NEW.title) WHERE rowid = {_TITLE_ROW.format("NEW")};
+    END""",
+    f"{TITLES}_ad": f"""AFTER DELETE ON {SESSIONS} BEGIN
+        DELETE FROM {TITLES} WHERE rowid = {_TITLE_ROW.format("OLD")};
+        DELETE FROM {TITLE_ROWS} WHERE session_id = OLD.id;
+    END""",
 }
 SQLITE_TRIGGERS_SQL = [f"CREATE TRIGGER IF NOT EXISTS {name} {body}" for name, body in SQLITE_TRIGGERS.items()]
 
@@ -135,9 +159,16 @@ SQLITE_REBUILD = [
     f"INSERT INTO {FTS}({FTS}) VALUES('rebuild')",
     f"DELETE FROM {TRIGRAM}",
     f"INSERT INTO {TRIGRAM}(rowid, content, tool_args) SELECT id, content, tool_args FROM {VIEW} WHERE {_NON_ASCII}",
+    f"DELETE FROM {TITLES}",
+    f"DELETE FROM {TITLE_ROWS}",
+    f"INSERT INTO {TITLE_ROWS}(session_id) SELECT id FROM {SESSIONS}",
+    f"INSERT INTO {TITLES}(rowid, title) SELECT r.row, lower(s.title) FROM {TITLE_ROWS} r"
+    f" JOIN {SESSIONS} s ON s.id = r.session_id",
 ]
 
 SQLITE_DROP = [f"DROP TRIGGER IF EXISTS {name}" for name in SQLITE_TRIGGERS] + [
+    f"DROP TABLE IF EXISTS {TITLES}",
+    f"DROP TABLE IF EXISTS {TITLE_ROWS}",
     f"DROP TABLE IF EXISTS {FTS_TOP}",
     f"DROP TABLE IF EXISTS {TRIGRAM}",
     f"DROP TABLE IF EXISTS {FTS}",
@@ -151,7 +182,7 @@ def rebuild_sqlite(cursor: Any, *, optimize: bool = False) -> dict[str, int]:
     for sql in SQLITE_TABLES + SQLITE_TRIGGERS_SQL + SQLITE_REBUILD:
         cursor.execute(sql)
     if optimize:  # merge the index segments
-        for table in (FTS, TRIGRAM):
+        for table in (FTS, TRIGRAM, TITLES):
             cursor.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
     counts: dict[str, int] = {}
     for table in (MESSAGES, TRIGRAM):
@@ -289,6 +320,7 @@ PG_INDEXES = [
     f"CREATE INDEX IF NOT EXISTS knowledge_message_search_vector ON {PG_SEARCH} USING gin (search_vector)",
     "CREATE INDEX IF NOT EXISTS knowledge_message_search_trgm"
     " ON knowledge_message USING gin (search_text gin_trgm_ops)",
+    f"CREATE INDEX IF NOT EXISTS {SESSIONS}_title_trgm ON {SESSIONS} USING gin (lower(title) gin_trgm_ops)",
 ]
 
 # The lists before the rebuild: its TRUNCATE empties them through their trigger (they are remade after).

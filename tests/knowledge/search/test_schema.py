@@ -23,8 +23,8 @@ def _sqlite_objects() -> dict[str, str]:
     with connection.cursor() as cur:
         cur.execute(
             "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') AND sql IS NOT NULL"
-            " AND (name LIKE %s OR tbl_name = %s)",
-            ["knowledge_message_%", schema.MESSAGES],
+            " AND (name LIKE %s OR name LIKE %s OR tbl_name = %s)",
+            ["knowledge_message_%", f"{schema.TITLES}%", schema.MESSAGES],
         )
         return {name: _normal(sql) for name, sql in cur.fetchall() if name != schema.MESSAGES}
 
@@ -38,7 +38,10 @@ def _pg_objects() -> dict[str, str]:
         found = dict(cur.fetchall())
         cur.execute("SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname LIKE 'knowledge_%%'")
         found.update(cur.fetchall())
-        cur.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'knowledge_message_search%%'")
+        cur.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'knowledge_message_search%%'"
+            " OR indexname = 'knowledge_chatsession_title_trgm'"
+        )
         found.update(cur.fetchall())
         cur.execute(
             "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns"
@@ -52,7 +55,8 @@ def _pg_objects() -> dict[str, str]:
 @pytest.mark.skipif(dbs.on_postgres(), reason="FTS5 objects")
 def test_sqlite_schema_rebuilds_what_the_migrations_made() -> None:
     migrated = _sqlite_objects()
-    assert {schema.FTS, schema.TRIGRAM, schema.VIEW, schema.FTS_TOP, *schema.SQLITE_TRIGGERS} <= set(migrated)
+    assert {schema.FTS, schema.TRIGRAM, schema.VIEW, schema.FTS_TOP, schema.TITLES, schema.TITLE_ROWS,
+            *schema.SQLITE_TRIGGERS} <= set(migrated)  # fmt: skip
     with connection.cursor() as cur:
         for sql in schema.SQLITE_DROP:
             cur.execute(sql)
