@@ -57,7 +57,7 @@ def one_round(kind: str, recover: Recover) -> list[int | str]:
     """Say this process is alive, then recover what dead ones left; what was taken, by id.
     A database that is away (or not migrated yet) skips the round: the next one tries again."""
     try:
-        presence.beat(kind, str(settings.HERMES_HOME))
+        presence.beat(kind)
         taken = list(recover())
     except DatabaseError as exc:
         log.warning("looking for the work of stopped processes failed (tried again in %ss): %s", _every(), exc)

@@ -11,7 +11,9 @@ servers sharing the database in-memory channel layer or not, processes on anothe
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -39,9 +41,16 @@ class WorkerProcess(models.Model):
         return f"{self.get_kind_display()} {self.worker}"
 
 
-def beat(kind: str, home: str, now: datetime | None = None) -> None:
-    """This process is alive, of `kind`, serving `home`; rows of processes gone are dropped."""
+def this_home() -> str:
+    """This process's HERMES_HOME as every process records it: absolute, links resolved."""
+    return str(Path(settings.HERMES_HOME).resolve())
+
+
+def beat(kind: str, home: str | None = None, now: datetime | None = None) -> None:
+    """This process is alive, of `kind`, serving `home` (its own by default); rows of processes
+    gone are dropped."""
     now = now or timezone.now()
+    home = home or this_home()
     me = this_worker()
     if not WorkerProcess.objects.filter(pk=me).update(seen_at=now, kind=kind, home=home):
         WorkerProcess.objects.update_or_create(

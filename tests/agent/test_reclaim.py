@@ -5,6 +5,7 @@ for a moment skips a round without ending the rounds."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -80,11 +81,15 @@ def test_a_round_with_the_database_away_is_skipped_and_logged(caplog):
 
 
 def test_the_rounds_start_once_per_process():
-    rounds: list[int] = []
+    rounds: list[str] = []
+
+    def recover(name: str) -> Callable[[], list[int | str]]:
+        return lambda: rounds.append(name) or []  # type: ignore[func-returns-value]
+
     try:
-        stop = reclaim.start("probe", lambda: rounds.append(1) or [])
-        assert stop is not None and rounds == [1]  # the first round runs at once
-        assert reclaim.start("probe", lambda: rounds.append(2) or []) is None
+        stop = reclaim.start("probe", recover("first"))
+        assert stop is not None and rounds == ["first"]  # the first round runs at once
+        assert reclaim.start("probe", recover("second")) is None
         stop.set()
     finally:
         reclaim._started.discard("probe")
