@@ -78,7 +78,9 @@ def test_a_durable_queue_no_learning_worker_serves_is_a_warning_until_one_says_i
         _worker(_dead_worker(), kind=presence.LEARNING)  # killed: its row does not count
         _worker("other-host:7", kind=presence.LEARNING, ago=3600)  # not seen for an hour
         call_command("check", "--database", "default", stderr=out, stdout=StringIO())
-        assert f"{QUEUE_WITHOUT_WORKER}) HERMES_QUEUE=tasks, but no learning_worker has been seen alive" in out.getvalue()
+        assert (
+            f"{QUEUE_WITHOUT_WORKER}) HERMES_QUEUE=tasks, but no learning_worker has been seen alive" in out.getvalue()
+        )
         assert "HINT: Start `manage.py learning_worker`" in out.getvalue()
         _worker("other-host:8", kind=presence.LEARNING, ago=5)
         assert _warnings() == []
