@@ -5,15 +5,16 @@ for a moment skips a round without ending the rounds."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test import override_settings
 
 from agent import reclaim
-from knowledge.history import presence, session_ends
+from knowledge.history import presence, runs, session_ends
 from knowledge.history.waiting import poll_until
 from knowledge.history.workers import this_worker
 from knowledge.models import ChatSession, Message, ReviewRun
@@ -93,3 +94,25 @@ def test_the_rounds_start_once_per_process():
         stop.set()
     finally:
         reclaim._started.discard("probe")
+
+
+def test_processes_racing_for_a_dead_processs_work_take_each_job_once():
+    run, ending = _left_by_a_dead_server()
+    taken: list[list[int | str]] = []
+    start = threading.Barrier(4)
+
+    def race(n: int) -> None:
+        start.wait()
+        try:
+            taken.append([*runs.adopt_orphans(f"racer:{n}"), *session_ends.adopt_orphans(f"racer:{n}")])
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(str(job) for jobs in taken for job in jobs) == sorted([str(run.pk), ending.pk])
+    assert ReviewRun.objects.get(pk=run.pk).worker.startswith("racer:")
+    assert ChatSession.objects.get(pk=ending.pk).end_worker.startswith("racer:")
