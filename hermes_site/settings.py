@@ -8,6 +8,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.functional import lazy
 
 from hermes_site import config as hermes_config
@@ -155,6 +156,22 @@ else:
 # `manage.py learning_worker`, so they survive a server restart and can run on another machine.
 # Any other value is a system check error (hermes_site.config_django).
 HERMES_QUEUE = os.environ.get("HERMES_QUEUE", "threads")
+
+
+def _seconds(name: str, default: str) -> float:
+    raw = os.environ.get(name, default)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 86400:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds between 0 and 86400, got {raw!r}")
+    return value
+
+
+# How often every daphne worker and learning_worker says it is alive and takes up the work a
+# process that died left (agent/reclaim.py): the longest a dead process's review or session end waits.
+HERMES_RECLAIM_SECONDS = _seconds("HERMES_RECLAIM_SECONDS", "10")
 TASKS = {
     "default": {
         "BACKEND": "django_tasks_db.DatabaseBackend"

@@ -16,6 +16,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from knowledge import approvals
+from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
 

@@ -3,7 +3,9 @@
 # no systemd): a throwaway PostgreSQL cluster in a folder of its own and a Redis without
 # persistence. Sourced by scripts/test.sh and scripts/serve-cluster.sh:
 #   ensure_packages; start_postgres DIR PORT; start_redis DIR PORT; stop_services DIR
-# Exports DATABASE_URL and REDIS_URL for what runs afterwards.
+# Exports DATABASE_URL and REDIS_URL for what runs afterwards. A new cluster trusts every local
+# connection and gets a database `hermes`; PG_INITDB_AUTH (initdb's options) and PG_CREATE_DB=""
+# change that (the README's deployment test sets it up as Debian's package does, then follows it).
 
 # ensure_packages [EXTRA...]: PostgreSQL, Redis and any extra Debian packages (e.g. chromium).
 ensure_packages() {
@@ -48,11 +50,13 @@ start_postgres() {
   if [ "$(id -u)" = 0 ]; then chown -R postgres "$dir/pg"; fi
   if [ ! -d "$dir/pg/data" ]; then
     # Local trust on 127.0.0.1 only: the cluster is this machine's, like the dashboard itself.
-    _as_pg "$bin/initdb -D '$dir/pg/data' -U postgres -E UTF8 --locale=C.UTF-8 -A trust" >/dev/null
+    _as_pg "$bin/initdb -D '$dir/pg/data' -U postgres -E UTF8 --locale=C.UTF-8 ${PG_INITDB_AUTH:--A trust}" >/dev/null
     fresh=1
   fi
   _as_pg "$bin/pg_ctl -D '$dir/pg/data' -l '$dir/pg/log' -w -o \"-p $port -k '$dir/pg' -c listen_addresses=127.0.0.1 ${PG_EXTRA_OPTS:-}\" start" >/dev/null
-  if [ -n "$fresh" ]; then _as_pg "$bin/createdb -h 127.0.0.1 -p $port -U postgres hermes"; fi
+  if [ -n "$fresh" ] && [ -n "${PG_CREATE_DB-hermes}" ]; then
+    _as_pg "$bin/createdb -h 127.0.0.1 -p $port -U postgres ${PG_CREATE_DB-hermes}"
+  fi
   export DATABASE_URL="postgres://postgres@127.0.0.1:$port/hermes"
   export HERMES_PG_BIN="$bin" HERMES_PG_DIR="$dir/pg"
 }

@@ -7,6 +7,7 @@ import os
 
 from hermes_site import settings as product_settings
 from tests import dbs
+from tests.cli import CLIHome
 from tests.daphne import Http, start_daphne
 
 
@@ -26,3 +27,11 @@ def test_server_started_with_pytest_marker_uses_the_given_home(tmp_path):
 
 def test_product_settings_have_no_test_client_host():
     assert "testserver" not in product_settings.ALLOWED_HOSTS
+
+
+def test_a_reclaim_interval_that_is_not_a_number_of_seconds_stops_start_up_with_its_name(tmp_path):
+    home = CLIHome(tmp_path / "home")
+    for wrong in ("soon", "0", "-5"):
+        result = home.manage("check", env={"HERMES_RECLAIM_SECONDS": wrong})
+        assert result.returncode != 0
+        assert f"HERMES_RECLAIM_SECONDS must be a number of seconds between 0 and 86400, got '{wrong}'" in result.stderr

@@ -21,7 +21,16 @@ from knowledge.models import ReviewRun
 
 log = logging.getLogger(__name__)
 
-__all__ = ["IN_QUEUE", "fail_stale", "is_active", "orphans", "recover_after_restart", "requeue_orphans", "wait_idle"]
+__all__ = [
+    "IN_QUEUE",
+    "adopt_orphans",
+    "fail_stale",
+    "is_active",
+    "orphans",
+    "recover_after_restart",
+    "requeue_orphans",
+    "wait_idle",
+]
 STALE_REASON = "The server process running this review stopped before it finished (found at start-up)."
 
 
@@ -52,6 +61,19 @@ def requeue_orphans(enqueue: Callable[[int], None]) -> list[int]:
             enqueue(run.pk)
             requeued.append(run.pk)
     return requeued
+
+
+def adopt_orphans(worker: str) -> list[int]:
+    """On a server's own threads: reviews whose process died are queued again for `worker`,
+    which then runs them from their conversation; a live process racing for one loses, so each
+    runs once."""
+    return [
+        run.pk
+        for run in orphans()
+        if ReviewRun.objects.filter(pk=run.pk, worker=run.worker, status__in=ReviewRun.ACTIVE).update(
+            status="queued", worker=worker
+        )
+    ]
 
 
 def fail_stale(reason: str = STALE_REASON) -> int:

@@ -18,7 +18,7 @@ from knowledge.models import ChatSession
 
 log = logging.getLogger(__name__)
 
-__all__ = ["IN_QUEUE", "claim", "release", "request", "requeue_orphans", "free_orphans"]
+__all__ = ["IN_QUEUE", "adopt_orphans", "claim", "release", "request", "requeue_orphans", "free_orphans"]
 
 
 def request(session_id: str, reason: str, holder: str) -> bool:
@@ -62,6 +62,16 @@ def requeue_orphans(enqueue: Callable[[str], None]) -> list[str]:
             enqueue(pk)
             requeued.append(pk)
     return requeued
+
+
+def adopt_orphans(worker: str) -> list[str]:
+    """On a server's own threads: ends whose worker died (killed mid-flush) become `worker`'s,
+    which then runs them (claim() lets it); a live process racing for one loses, so each runs once."""
+    return [
+        pk
+        for pk, dead in _orphans()
+        if ChatSession.objects.filter(pk=pk, ended_at__isnull=True, end_worker=dead).update(end_worker=worker)
+    ]
 
 
 def free_orphans() -> int:

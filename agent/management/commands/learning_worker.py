@@ -7,37 +7,30 @@ another one sharing the database and the knowledge files. Start as many as you l
 is claimed by one worker, and one review per session runs at a time across all of them.
 
 A worker killed mid-review or mid-flush (a crash, a deploy, kill -9) leaves its job "running":
-every live worker looks for such jobs when it starts and then every RECLAIM_SECONDS, so a review
-or session end goes back on the queue and is run again from the stored conversation even when
-no worker restarts; it completes once, since only one worker can take it back. The dead job's
+every live worker looks for such jobs when it starts and then every HERMES_RECLAIM_SECONDS
+(agent/reclaim.py; 10 by default), so a review or session end goes back on the queue and is run
+again from the stored conversation even when no worker restarts; it completes once, since only
+one worker can take it back. The dead job's
 half-written task record is marked failed. (A title job is not re-run: the chat keeps its first
 message as its title.)
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
-from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
 from django_tasks_db.models import DBTaskResult
 
+from agent import reclaim
 from agent.chat import session_end
 from agent.learning import review
-from knowledge.history import runs, session_ends
+from knowledge.history import presence, runs, session_ends
 from knowledge.history.workers import is_alive, this_worker
-
-log = logging.getLogger(__name__)
-
-# How often a live worker looks for jobs a dead one left "running". A dead worker's pid is gone
-# at once, so this is the whole delay before its job runs again.
-RECLAIM_SECONDS = 10.0
 
 
 def recover() -> list[int | str]:
@@ -54,20 +47,6 @@ def recover() -> list[int | str]:
     return requeued
 
 
-def reclaim_forever(stop: threading.Event, every: float = RECLAIM_SECONDS) -> None:
-    """Recover the jobs of dead workers every `every` seconds until `stop` is set."""
-    while not stop.wait(every):
-        try:
-            requeued = recover()
-        except DatabaseError:  # the database is away for a moment: the next round tries again
-            log.exception("looking for the jobs of stopped workers failed")
-            continue
-        finally:
-            close_old_connections()
-        if requeued:
-            log.warning("put %d job(s) of a stopped worker back on the queue: %s", len(requeued), requeued)
-
-
 class Command(DatabaseWorker):
     help = "Run the background jobs (reviews, session ends, chat titles) from the durable queue (HERMES_QUEUE=tasks)."
 
@@ -79,12 +58,10 @@ class Command(DatabaseWorker):
     def handle(self, *args: Any, **options: Any) -> None:
         if settings.HERMES_QUEUE != "tasks":
             raise CommandError("HERMES_QUEUE is not 'tasks': the servers run learning jobs themselves.")
-        requeued = recover()
-        if requeued:
-            log.warning("put %d job(s) of a stopped worker back on the queue: %s", len(requeued), requeued)
-        stop = threading.Event()
-        threading.Thread(target=reclaim_forever, args=(stop,), name="reclaim", daemon=True).start()
+        # Now and every HERMES_RECLAIM_SECONDS: say this worker is alive, requeue dead ones' jobs.
+        stop = reclaim.start(presence.LEARNING, recover)
         try:
             super().handle(*args, **options)
         finally:
-            stop.set()
+            if stop is not None:
+                stop.set()

@@ -61,3 +61,15 @@ def test_wait_idle_returns_once_no_review_is_active():
     assert not runs.wait_idle(s.pk, 2, clock=lambda: float(next(ticks)), sleep=lambda _: None)
     run.fail("gave up")
     assert runs.wait_idle(s.pk, 2, clock=lambda: 0.0, sleep=lambda _: None)
+
+
+def test_a_dead_processs_review_is_adopted_by_one_live_process_and_queued_for_it():
+    s = ChatSession.objects.create()
+    orphan = _run(s, worker=_dead_worker())
+    assert orphan.start(orphan.worker)
+    alive = _run(ChatSession.objects.create(), worker="this-host:7")
+    assert runs.adopt_orphans("this-host:8") == [orphan.pk]
+    assert runs.adopt_orphans("this-host:9") == []  # the race's loser finds nothing left to take
+    orphan.refresh_from_db()
+    assert (orphan.status, orphan.worker) == ("queued", "this-host:8")
+    assert ReviewRun.objects.get(pk=alive.pk).worker == "this-host:7"

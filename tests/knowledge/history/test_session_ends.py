@@ -64,3 +64,14 @@ def test_on_the_embedded_default_a_dead_servers_end_is_freed():
     assert session_ends.free_orphans() == 1
     assert _row(session.pk)[0] == ""
     assert session_ends.request(session.pk, "new session", this_worker())
+
+
+def test_on_a_servers_threads_a_dead_servers_end_is_adopted_by_one_live_one_which_may_claim_it():
+    dead, alive = ChatSession.objects.create(), ChatSession.objects.create()
+    session_ends.request(dead.pk, "new session", DEAD)
+    session_ends.request(alive.pk, "new session", this_worker())
+    assert session_ends.adopt_orphans("host:8") == [dead.pk]
+    assert session_ends.adopt_orphans("host:9") == []  # the race's loser finds nothing left to take
+    assert session_ends.claim(dead.pk, "host:9") is None
+    assert session_ends.claim(dead.pk, "host:8") == "new session"
+    assert _row(alive.pk)[0] == this_worker()
