@@ -1,4 +1,4 @@
-"""Memory against skills (docs/EVIDENCE.md, Conflicts and duplicates): memory holds facts, skills
+"""Memory against skills (docs/EVIDENCE.md, Memory and skills): memory holds facts, skills
 hold procedures, and nothing is known twice across the two.
 
 - A memory entry that restates a skill (nearly repeats its description, or is a procedure whose

@@ -34,7 +34,9 @@ def skill(home):
 
 
 def test_an_entry_restating_a_skills_description_is_refused_naming_it(skill):
-    result = call({"target": "memory", "action": "add", "content": "Rotate nginx logs on the web hosts without dropping requests"})
+    result = call(
+        {"target": "memory", "action": "add", "content": "Rotate nginx logs on the web hosts without dropping requests"}
+    )
     assert result["success"] is False and "rotate-nginx-logs" in result["error"]
     assert MemoryStore().entries("memory") == []
 
