@@ -185,3 +185,20 @@ def test_an_answer_without_the_entries_is_an_error():
         verify_gate.parse_answer('{"verdict": "supported"}', batch, existing)
     readings = verify_gate.parse_answer('{"entries": []}', batch, existing)
     assert readings["New entry"].verdict == "failed"
+
+
+def test_the_memory_flush_is_read_by_the_verifier_too(home, llm):
+    from agent.learning.compression import flush_memory
+    from tests.learning import is_flush
+
+    write_config(home, CONFIG.replace("nudge_interval: 0", "nudge_interval: 0\n  flush_min_turns: 1"))
+    llm.default = lambda b: Reply(text="Noted.")
+    agent = AgentSession.open(source="cli")
+    list(agent.run_turn(SAID))
+    calls = [_add(GOOD, "I write every shell script in fish"), _add(SUBTLE, SAID.split(". ")[1])]
+    llm.when(is_flush, Reply(tool_calls=calls))
+    script_verifier(llm, lambda e: rubber_stamp(e) if e["entry"] == GOOD else {"verdict": "unsure", "reason": "?"})
+    assert flush_memory(agent)
+    assert GOOD in _files(home) and SUBTLE not in _files(home)
+    assert "may not show it" in _held(SUBTLE).reason
+    assert len(_verify_requests(llm)) == 1  # both writes of the flush's reply in one call
