@@ -117,6 +117,8 @@ class AgentLoop:
     api_view: Callable[[list[dict[str, Any]]], list[dict[str, Any]] | None] | None = None
     # Called before each model call; may shorten the list in place (context compression).
     before_call: Callable[[list[dict[str, Any]]], None] | None = None
+    # Called with one reply's tool calls before any runs (the review reads its writes in one batch).
+    before_tools: Callable[[list[ToolCallRequest]], None] | None = None
     _interrupt: threading.Event = field(default_factory=threading.Event)
 
     def run(self, messages: list[dict[str, Any]], interrupt: threading.Event | None = None) -> Iterator[Event]:
@@ -176,6 +178,8 @@ class AgentLoop:
         parallel = len(calls) > 1 and all(
             (tool := self.registry.get(c.name)) is not None and tool.parallel_safe for c in calls
         )
+        if self.before_tools is not None:
+            self.before_tools(calls)
         for c in calls:
             yield ToolStarted(c.id, c.name, c.arguments)
         if parallel:

@@ -203,6 +203,9 @@ class LearningSettings(Section):
     NAME = "learning"
     # "required": review and flush writes must quote the conversation; "off": written without quotes.
     evidence: str = setting("required", "Evidence for learned writes", choices=("off", "required"))
+    # "model": a write that passes the evidence checks is read once more by the review model, which
+    # must find it supported before it is saved; "off": the deterministic checks alone decide.
+    verify: str = setting("model", "Second reading of learned writes", choices=("model", "off"))
 
 
 SECTIONS: dict[str, type[Section]] = {

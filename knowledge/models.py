@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.db import models, transaction
@@ -271,6 +272,8 @@ class PendingWrite(models.Model):
     # Held because its evidence was missing or not found in the conversation (not for approval mode).
     unsupported = models.BooleanField(default=False)
     reason = models.TextField(blank=True, default="")
+    # A conflict hold: the existing entry the write contradicts, {"target": ..., "text": ...}.
+    conflict = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
 
@@ -282,9 +285,10 @@ class PendingWrite(models.Model):
 
     @property
     def hold_kind(self) -> str:
-        """Why a held write waits: "conflict", "untested" or "unsupported" (its reason's first word)."""
+        """Why a held write waits: "conflict", "untested", "duplicate", "instruction" or "unsupported"
+        (its reason's first word)."""
         first = self.reason.split(":", 1)[0].strip().casefold()
-        return first if first in ("conflict", "untested") else "unsupported"
+        return first if first in ("conflict", "untested", "duplicate", "instruction") else "unsupported"
 
     def _claim(self) -> bool:
         """Mark the item decided; False if another request (a second tab, a double click) got there first."""
@@ -313,6 +317,21 @@ class PendingWrite(models.Model):
             self.result = json.dumps({"success": False, "error": f"Could not apply it: {type(exc).__name__}: {exc}"})
         self.status = "approved" if approvals.succeeded(self.result) else "failed"
         self.save(update_fields=["arguments", "status", "result", "decided_at"])
+        return True
+
+    def settle(self, write: Callable[[Provenance], str]) -> bool:
+        """Decide the item by `write(provenance)` instead of its own arguments (a conflict the person
+        settled by letting the new entry replace the old one); recorded as approve() records."""
+        if not self._claim():
+            return False
+        prov = Provenance(actor="user", review_id=self.review_id, session_id=self.session_id)
+        try:
+            self.result = write(prov)
+        except Exception as exc:  # the item is claimed: record the failure, never leave it undecidable
+            log.exception("settling pending write %s failed", self.pk)
+            self.result = json.dumps({"success": False, "error": f"Could not apply it: {type(exc).__name__}: {exc}"})
+        self.status = "approved" if approvals.succeeded(self.result) else "failed"
+        self.save(update_fields=["status", "result", "decided_at"])
         return True
 
     def reject(self) -> bool:

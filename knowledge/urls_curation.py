@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledge.views import changes, learning, memory, reviews, skills
+from knowledge.views import changes, conflicts, learning, memory, reviews, skills
 
 urlpatterns = [
     path("memory/", memory.memory_page, name="memory"),
@@ -31,4 +31,5 @@ urlpatterns = [
     path("pending/decide/", reviews.pending_bulk, name="pending_bulk"),
     path("pending/<int:pk>/approve/", reviews.pending_approve, name="pending_approve"),
     path("pending/<int:pk>/reject/", reviews.pending_reject, name="pending_reject"),
+    path("pending/<int:pk>/conflict/", conflicts.decide_conflict, name="pending_conflict"),
 ]

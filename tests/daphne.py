@@ -78,15 +78,18 @@ def server_env(home: Path, extra_env: dict[str, str] | None = None) -> dict[str,
     return env
 
 
-# As in this process (tests/conftest.py): no automatic chat title unless a test's config asks for one.
-TEST_DEFAULTS = "chat:\n  auto_title: false\n"
+# As in this process (tests/conftest.py): no automatic chat title, and no verifier's second reading
+# of learned writes, unless a test's config asks for them: each is one more model request, which
+# would take a scripted reply meant for something else.
+TEST_DEFAULTS = {"chat": "chat:\n  auto_title: false\n", "learning": "learning:\n  verify: 'off'\n"}
 
 
 def with_test_defaults(config: str) -> str:
     """`config` with the test defaults added for the sections it does not set."""
-    if "chat:" in config:
+    missing = [text for section, text in TEST_DEFAULTS.items() if f"{section}:" not in config]
+    if not missing:
         return config
-    return config + ("" if not config or config.endswith("\n") else "\n") + TEST_DEFAULTS
+    return config + ("" if not config or config.endswith("\n") else "\n") + "".join(missing)
 
 
 def model_env(base_url: str) -> dict[str, str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from agent.learning.compression import FLUSH_MESSAGE
@@ -62,3 +64,44 @@ SAVE_USER_PREF = {
         "evidence": ["Debian base images"],
     },
 }
+
+
+def is_verify(body: dict[str, Any]) -> bool:
+    """The verifier's second reading of learned writes (agent/tools/verify_gate.py)."""
+    from agent.tools.verify_gate import VERIFIER_PROMPT
+
+    messages = body.get("messages") or [{}]
+    return messages[0].get("role") == "system" and messages[0].get("content") == VERIFIER_PROMPT
+
+
+def proposed(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entries a verifier request asks about, as sent (id, file, entry, evidence, nearest, ...)."""
+    shown = json.loads(body["messages"][-1]["content"])
+    existing = {e["id"]: e["text"] for e in shown["existing"]}
+    return [{**p, "nearest_text": [existing[i] for i in p["nearest"]], "existing": existing} for p in shown["proposed"]]
+
+
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def rubber_stamp(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"verdict": "supported", "reason": "The person said so."}
+
+
+def script_verifier(server: ScriptedLLM, answer: Answer = rubber_stamp, **reply: Any) -> None:
+    """The verifier answers each proposed entry with `answer(entry)` (verdict, reason, duplicate_of,
+    conflicts_with, instructs; ids as the request gave them)."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        items = []
+        for entry in proposed(body):
+            base = {"id": entry["id"], "duplicate_of": None, "conflicts_with": None, "instructs": False}
+            items.append({**base, **answer(entry)})
+        return Reply(text=json.dumps({"entries": items}), **reply)
+
+    server.when(is_verify, respond)
+
+
+def existing_id(entry: dict[str, Any], text: str) -> str:
+    """The id a verifier request gave an existing entry (for duplicate_of / conflicts_with)."""
+    return next(i for i, t in entry["existing"].items() if t == text)

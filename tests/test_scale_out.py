@@ -23,7 +23,7 @@ from websockets.typing import Origin
 
 from agent.chat.titles import TITLE_PROMPT
 from tests.cli import ROOT, CLIHome
-from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
+from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne, with_test_defaults
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import SAVE_USER_PREF, is_flush, is_review_followup, is_review_start
 
@@ -116,7 +116,7 @@ def test_queue_worker_killed_mid_review_is_restarted_and_the_review_completes_on
     llm.when(is_review_followup, Reply(text="Saved."))
     home = CLIHome(tmp_path / "home", base_url=llm.base_url)
     home.path.mkdir()
-    (home.path / "config.yaml").write_text(EVERY_TURN_REVIEWED, encoding="utf-8")
+    (home.path / "config.yaml").write_text(with_test_defaults(EVERY_TURN_REVIEWED), encoding="utf-8")
     log = tmp_path / "worker.log"
     try:
         chat = home.manage(
@@ -157,7 +157,7 @@ def test_a_live_queue_worker_takes_over_the_review_of_one_killed_beside_it(tmp_p
     llm.when(is_review_followup, Reply(text="Saved."))
     home = CLIHome(tmp_path / "home", base_url=llm.base_url)
     home.path.mkdir()
-    (home.path / "config.yaml").write_text(EVERY_TURN_REVIEWED, encoding="utf-8")
+    (home.path / "config.yaml").write_text(with_test_defaults(EVERY_TURN_REVIEWED), encoding="utf-8")
     log = tmp_path / "worker.log"
     workers: list[subprocess.Popen[bytes]] = []
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import operator
+from functools import partial
 from typing import Any, Protocol
 
 from django.db.models import F
@@ -23,6 +24,7 @@ from django.utils import timezone
 
 from agent.llm import LLMError
 from agent.loop import AgentLoop, ModelClient, TurnError
+from agent.tools import verify_gate
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site.config import Config
 from knowledge.models import ChatSession, Message
@@ -87,9 +89,18 @@ def flush_memory(agent: AgentSession) -> bool:
     if agent.user_turn_count() < min_turns:
         return False
     scratch = list(agent.messages) + [{"role": "user", "content": flush_request(config)}]
-    ctx = ToolContext(actor="flush", session_id=agent.session.pk, turn_state={}, seen=list(agent.messages))
-    # max_iterations=1: one call; its memory calls run, and no second call is made.
-    loop = AgentLoop(client=agent.client, registry=agent.registry.subset(["memory"]), ctx=ctx, max_iterations=1)
+    ctx = ToolContext(
+        actor="flush", session_id=agent.session.pk, turn_state={}, seen=list(agent.messages), llm=agent.client
+    )
+    # max_iterations=1: one call; its memory calls run, and no second call is made. Its writes are
+    # read by the verifier in one batch, as a review's are.
+    loop = AgentLoop(
+        client=agent.client,
+        registry=agent.registry.subset(["memory"]),
+        ctx=ctx,
+        max_iterations=1,
+        before_tools=partial(verify_gate.prepare, ctx=ctx),
+    )
     for event in loop.run(scratch):
         if isinstance(event, TurnError):
             log.warning("memory flush model call failed: %s", event.message)

@@ -27,6 +27,7 @@ from agent import jobs
 from agent.learning import notify
 from agent.llm import client_from_config
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
+from agent.tools import verify_gate
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
@@ -294,15 +295,18 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     run_id, session_id, kind, config = job.run_id, job.session_id, job.kind, job.config
     started = time.monotonic()
     client = None
+    ctx: ToolContext | None = None
     tool_messages: list[dict[str, Any]] = []
     error = ""
     try:
         client = job.client_factory(config, config.review_model)
+        ctx = _review_context(job, client)
         loop = AgentLoop(
             client=client,
             registry=job.registry.subset(review_tools(kind)),
-            ctx=_review_context(job, client),
+            ctx=ctx,
             max_iterations=config.review.max_iterations,
+            before_tools=partial(verify_gate.prepare, ctx=ctx),
         )
         handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
         request = review_request(kind, config, handed, evidence_rule=job.evidence_rule)
@@ -324,6 +328,9 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     finally:
         if client is not None:
             client.close()
+    # The verifier's calls are the review's too (agent/tools/verify_gate.py).
+    run.prompt_tokens += ctx.turn_state.get("verify_prompt_tokens", 0) if ctx else 0
+    run.completion_tokens += ctx.turn_state.get("verify_completion_tokens", 0) if ctx else 0
     summary, changes = summarize_results(tool_messages)
     duration_ms = int((time.monotonic() - started) * 1000)
     run.finish(summary=summary or NOTHING_TO_SAVE, changes=changes, error=error, duration_ms=duration_ms)

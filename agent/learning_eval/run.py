@@ -5,9 +5,11 @@ A case's labels are key terms: `must_save` lists facts (each a list of terms tha
 "a|b" meaning either) that a good review saves; `must_not_save` lists what it must not. A saved
 item (memory entry or created skill) is correct when it matches a `must_save` fact and no
 `must_not_save` one; every other saved item is a bad save. A case may seed memory (`seed`: target ->
-entries) to see updates, conflicts and duplicates. Every mode gets the same prompt (the evidence
-rule included): only the gate differs. Database rows a case makes are rolled back; its files
-vanish with its home.
+entries) to see updates, conflicts and duplicates; `repeats` labels facts the seed already holds
+(saving one again is a duplicate left). Every mode gets the same prompt (the evidence rule
+included): only the gate differs — `off`, `required` (the deterministic checks) and `verified`
+(the deterministic checks, then the verifier's second reading by the review model). Database rows
+a case makes are rolled back; its files vanish with its home.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,16 +30,18 @@ from agent.learning.compression import SUMMARY_PREFIX
 from agent.learning.review import run_review_now
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
-from knowledge.memory.duplicates import memory_duplicate_pairs
 from knowledge.memory.ops import TARGETS
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message, PendingWrite
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
 from knowledge.verification import conflicts
+from knowledge.verification.similarity import near_duplicate
 
 CASES_FILE = Path(__file__).with_name("cases.json")
-MODES = ("required", "off")
+MODES = ("off", "required", "verified")
+# What each mode sets: (learning.evidence, learning.verify).
+GATES = {"off": ("off", "off"), "required": ("required", "off"), "verified": ("required", "model")}
 # What a case's home inherits from the person's configuration: how to reach the model.
 _INHERITED = ("model", "review")
 
@@ -67,8 +71,9 @@ class CaseResult:
     recalled: int = 0
     unsupported: int = 0
     bad_saves: int = 0
+    held_but_correct: int = 0
     conflicts_left: int = 0
-    duplicates: int = 0
+    duplicates_left: int = 0
     skills_created: int = 0
     tokens: int = 0
     error: str = ""
@@ -79,16 +84,18 @@ def _matches(text: str, terms: list[str]) -> bool:
     return all(any(alt.casefold() in low for alt in term.split("|")) for term in terms)
 
 
-def score(case: dict[str, Any], result: CaseResult) -> None:
+def is_correct(case: dict[str, Any], text: str) -> bool:
     must, must_not = case.get("must_save", []), case.get("must_not_save", [])
+    return any(_matches(text, fact) for fact in must) and not any(_matches(text, bad) for bad in must_not)
+
+
+def score(case: dict[str, Any], result: CaseResult, held: Sequence[str] = ()) -> None:
+    must = case.get("must_save", [])
     result.facts = len(must)
     result.recalled = sum(1 for fact in must if any(_matches(s, fact) for s in result.saved))
-    result.correct = sum(
-        1
-        for s in result.saved
-        if any(_matches(s, fact) for fact in must) and not any(_matches(s, bad) for bad in must_not)
-    )
+    result.correct = sum(1 for s in result.saved if is_correct(case, s))
     result.bad_saves = len(result.saved) - result.correct
+    result.held_but_correct = sum(1 for h in held if is_correct(case, h))
 
 
 def conversation(case: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,7 +134,8 @@ def throwaway_home(base: hermes_config.Config, mode: str) -> Iterator[hermes_con
     previous = os.environ.get("HERMES_HOME")
     with tempfile.TemporaryDirectory(prefix="hermes-eval-") as tmp:
         data = {key: base.data[key] for key in _INHERITED}
-        data["learning"] = {"evidence": mode}
+        evidence, verify = GATES[mode]
+        data["learning"] = {"evidence": evidence, "verify": verify}
         Path(tmp, "config.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
         os.environ["HERMES_HOME"] = tmp
         hermes_config.reset()
@@ -174,13 +182,30 @@ def run_case(case: dict[str, Any], mode: str, base: hermes_config.Config, client
         result.conflicts_left = sum(1 for e in result.saved if conflicts.find(e, [p for p in now if p in seeded]))
         result.saved += [f"{s.name}: {s.description}\n{_body(s.path)}" for s in skills]
         result.skills_created = len(skills)
-        result.duplicates = len(memory_duplicate_pairs(memory))
-        result.unsupported = PendingWrite.objects.filter(session=session, unsupported=True).count()
+        result.duplicates_left = sum(1 for e in result.saved if _repeats(case, e, [p[1] for p in seeded]))
+        held = list(PendingWrite.objects.filter(session=session, unsupported=True))
+        result.unsupported = len(held)
         result.tokens = run.prompt_tokens + run.completion_tokens
         result.error = run.error
         transaction.set_rollback(True)
-    score(case, result)
+    score(case, result, [_held_text(p.arguments) for p in held])
     return result
+
+
+def _repeats(case: dict[str, Any], entry: str, seeded: list[str]) -> bool:
+    """A saved entry that says what the seed already held: labelled so (`repeats`), or alike."""
+    return any(_matches(entry, fact) for fact in case.get("repeats", [])) or any(
+        near_duplicate(entry, s) for s in seeded
+    )
+
+
+def _held_text(arguments: Any) -> str:
+    """What a held write would have saved (a memory entry's content, a skill's text)."""
+    args = arguments if isinstance(arguments, dict) else {}
+    raw = args.get("operations")
+    ops: list[Any] = raw if isinstance(raw, list) else [args]
+    parts = [str(op.get("content") or "") for op in ops if isinstance(op, dict)]
+    return "\n".join(p for p in parts if p) or str(args.get("name") or "")
 
 
 def _body(folder: Path) -> str:
@@ -198,8 +223,9 @@ class Summary:
     recall: float | None
     unsupported: int
     bad_saves: int
+    held_but_correct: int
     conflicts_left: int
-    duplicates: int
+    duplicates_left: int
     skills_created: int
     tokens: int
     errors: int
@@ -218,8 +244,9 @@ def summarise(mode: str, results: list[CaseResult]) -> Summary:
         recall=round(sum(r.recalled for r in results) / facts, 3) if facts else None,
         unsupported=sum(r.unsupported for r in results),
         bad_saves=sum(r.bad_saves for r in results),
+        held_but_correct=sum(r.held_but_correct for r in results),
         conflicts_left=sum(r.conflicts_left for r in results),
-        duplicates=sum(r.duplicates for r in results),
+        duplicates_left=sum(r.duplicates_left for r in results),
         skills_created=sum(r.skills_created for r in results),
         tokens=sum(r.tokens for r in results),
         errors=sum(1 for r in results if r.error),
@@ -254,8 +281,9 @@ COLUMNS = (
     "recall",
     "unsupported",
     "bad_saves",
+    "held_but_correct",
     "conflicts_left",
-    "duplicates",
+    "duplicates_left",
     "skills_created",
     "tokens",
 )

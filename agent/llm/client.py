@@ -274,6 +274,12 @@ class ChatClient:
         self, messages: list[dict[str, Any]], *, timeout: float | None = None, max_tokens: int | None = None
     ) -> str:
         """A plain completion (no tools, not streamed), for summaries. Always a `str`."""
+        return self.completion(messages, timeout=timeout, max_tokens=max_tokens).content
+
+    def completion(
+        self, messages: list[dict[str, Any]], *, timeout: float | None = None, max_tokens: int | None = None
+    ) -> ModelReply:
+        """`complete`, with the whole reply: its usage is counted by callers that bill a run for it."""
         body, response = self._send_adapting(
             lambda: self.build_request(messages, None, stream=False, max_tokens=max_tokens), timeout
         )
@@ -282,7 +288,7 @@ class ChatClient:
             if isinstance(event, ModelReply):
                 reply = event  # the other events repeat the reply's text; a summary needs only that
         assert reply is not None  # read() always ends with a ModelReply or raises
-        return reply.content
+        return reply
 
     def list_models(self) -> list[str]:
         """Used by the connection check on the first-run panel."""

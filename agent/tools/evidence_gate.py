@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.utils import timezone
@@ -46,6 +46,10 @@ BOTH_HOLD_PARAM: dict[str, Any] = {
 
 # The reason's first word names the kind of hold the inbox shows.
 UNSUPPORTED, CONFLICT, UNTESTED = "Unsupported", "Conflict", "Untested"
+CONFLICT_ADVICE = (
+    "Replace the old entry (action 'replace', old_text from it) if the new one is right, or, if both hold, add "
+    "it again with both_hold: true."
+)
 # Two writes are the same attempt when their content terms overlap this much (Jaccard index).
 SAME_ATTEMPT = 0.5
 
@@ -56,6 +60,7 @@ class Decision:
     held_reason: str = ""  # non-empty: do not save; hold in the inbox with this reason
     join_id: int | None = None  # an item held earlier in this review that this attempt joins
     advice: str = ""  # what the tool result tells the model to do about the hold
+    conflict: dict[str, str] | None = None  # a Conflict hold: the existing entry {"target", "text"}
 
 
 def required() -> bool:
@@ -145,9 +150,8 @@ def _conflict(args: dict[str, Any], existing: Sequence[tuple[str, str]], ctx: To
         if found.values_only:
             advice = "They differ only in a value, so both cannot hold: replace the old entry if the new one is right."
         else:
-            advice = "Replace the old entry (action 'replace', old_text from it) if the new one is right, or, if "
-            advice += "both hold, add it again with both_hold: true."
-        return Decision(ctx.provenance(), reason, advice=advice)
+            advice = CONFLICT_ADVICE
+        return Decision(ctx.provenance(), reason, advice=advice, conflict={"target": found.where, "text": found.text})
     return None
 
 
@@ -218,7 +222,7 @@ def _decide_agent(args: dict[str, Any], ctx: ToolContext, kind: str, existing: S
         if reason and args.get("target") != "memory":
             return Decision(prov, f"{UNSUPPORTED}: {reason}")
     conflict = _conflict(args, existing, ctx)
-    return Decision(prov, conflict.held_reason, advice=conflict.advice) if conflict else Decision(prov)
+    return replace(conflict, prov=prov) if conflict else Decision(prov)
 
 
 def _turn_quotes(entry: str, user_text: str) -> list[Located]:
@@ -259,6 +263,7 @@ def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, deci
             review_id=ctx.review_id,
             unsupported=True,
             reason=decision.held_reason,
+            conflict=decision.conflict or {},
         )
         error = f"Not saved: {decision.held_reason} It waits in the person's inbox for them to decide."
         error += f" {decision.advice}" if decision.advice else " Do not submit it again."

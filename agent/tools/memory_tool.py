@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent.tools import evidence_gate, memory_budget
+from agent.tools import evidence_gate, memory_budget, memory_skills, verify_gate
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
 from knowledge.memory.duplicates import all_entries, memory_duplicate
@@ -134,7 +134,11 @@ def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
         duplicate = memory_duplicate(store, target, operations)
         if duplicate:
             return ToolResult.failure(duplicate, target=target)
-        decision = evidence_gate.decide(args, ctx, "memory", all_entries(store))
+        for_skills = memory_skills.refusal(operations, ctx.actor)
+        if for_skills:
+            return ToolResult.failure(for_skills, target=target)
+        existing = all_entries(store)
+        decision = verify_gate.second_reading(args, ctx, existing, evidence_gate.decide(args, ctx, "memory", existing))
         if decision.held_reason and any(op.get("content") for op in operations if isinstance(op, dict)):
             return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision)
         if ctx.stage_writes.get("memory"):

@@ -18,6 +18,7 @@ change log cannot be bypassed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
@@ -163,6 +164,19 @@ class MemoryStore:
     def remove(self, target: str, old_text: str, prov: Provenance) -> Result:
         return self.apply(target, [{"action": "remove", "old_text": old_text}], prov)
 
+    def supersede(self, target: str, old_entry: str, content: str, prov: Provenance) -> Result:
+        """Replace the whole entry `old_entry` with `content`, logged as "supersede": the new entry
+        took the old one's place because they cannot both hold (a conflict the person settled)."""
+        ops = [{"action": "replace", "old_text": old_entry, "content": content}]
+        try:
+            parsed = parse_operations(ops, limit=self.limit(target))
+            summary = f"superseded: {old_entry[:120]} -> {content[:120]}"
+            return self._mutate(self.spec(target), parsed, prov, "supersede", summary)
+        except OpError as err:
+            return self.failure(target, err, action="supersede")
+        except WriteRefused as refused:
+            return refused.result
+
     # The dashboard addresses entries by position; `expected` (the text the page showed) guards
     # against editing an entry that changed on disk since the page was rendered.
     def add_entry(self, target: str, text: str, prov: Provenance) -> Result:
@@ -240,7 +254,7 @@ class MemoryStore:
             finally:
                 fcntl.flock(lock_file.fileno(), fcntl.LOCK_UN)
 
-    def _mutate(self, spec: TargetSpec, ops: list[Op], prov: Provenance, action: str) -> Result:
+    def _mutate(self, spec: TargetSpec, ops: list[Op], prov: Provenance, action: str, summary: str = "") -> Result:
         limit = self.limit(spec.name)
         with self._locked(spec) as path:
             raw, existed, lossy = _read(path)
@@ -263,6 +277,8 @@ class MemoryStore:
             if outcome.changed:
                 result["message"] = spec.updated_message
                 try:
+                    if summary:
+                        outcome = dataclasses.replace(outcome, summary=summary)
                     result.update(self._commit(spec, path, raw, existed, lossy, outcome, prov, action))
                 except OSError as exc:
                     # Disk full, quota, read-only folder: the atomic write left the old file

@@ -14,7 +14,8 @@ import unicodedata
 from knowledge.search.stemming import stemmer
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{CJK}]+|[^\W_]+(?:'[^\W_]+)*", re.UNICODE)
+# A Latin word stops where CJK text starts ("我用Obsidian记笔记": 我用 / obsidian / 记笔记).
+_TOKEN = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+(?:'[^\W_{CJK}]+)*", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{CJK}]+$")
 
 

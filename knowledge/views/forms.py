@@ -47,6 +47,7 @@ PAGE: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("memory.write_approval", "Hold review writes to memory for my approval", ""),
         ("skills.write_approval", "Hold review writes to skills for my approval", ""),
         ("learning.evidence", "Evidence for what reviews learn", "required: each write quotes the conversation"),
+        ("learning.verify", "Second reading of what reviews learn", "model: the review model checks each write"),
     ]),
     ("Model", [
         ("model.base_url", "Base URL of the OpenAI-compatible server", "empty: OpenAI itself"),

@@ -21,6 +21,7 @@ from knowledge.memory.store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
 from knowledge.verification.threat_scan import ThreatHit
+from knowledge.views.changes import entry_changes
 from knowledge.views.forms import MemoryEntryForm, errors_text
 
 USER = Provenance(actor="user")
@@ -36,6 +37,7 @@ class EntryView:
     text: str
     flag: ThreatHit | None = None
     origin: KnowledgeChange | None = None
+    replaced: str = ""  # the entry this one took the place of, when its origin replaced one
     editing: bool = False
     form: MemoryEntryForm | None = None  # the edit form, bound to what was typed after a refusal
     error: str = ""  # a refused delete
@@ -90,6 +92,18 @@ def entry_origins(target: str, entries: list[str]) -> dict[str, KnowledgeChange]
     return found
 
 
+def replaced_entry(change: KnowledgeChange | None, entry: str) -> str:
+    """The entry `change` replaced with `entry`, from the change's before and after ("" if it added
+    one): a supersede or a one-for-one replace pairs its only removed entry, a batch the most alike."""
+    if change is None:
+        return ""
+    old, new = parse(change.before), parse(change.after)
+    removed = [e for e in old if e not in new]
+    if len(removed) == 1 and change.action in ("supersede", "replace"):
+        return removed[0]
+    return next((c.before for c in entry_changes(change.before, change.after) if c.after == entry and c.before), "")
+
+
 def build_panel(store: MemoryStore, target: str, **state: Any) -> Panel:
     """A target's panel; `state` carries one entry's edit/error state or the add form's."""
     spec = store.spec(target)
@@ -98,7 +112,8 @@ def build_panel(store: MemoryStore, target: str, **state: Any) -> Panel:
     origins = entry_origins(target, texts)
     chars, limit = store.usage(target)
     entries = [
-        EntryView(target, i, t, flags.get(i), origins.get(t), others=chars - len(t)) for i, t in enumerate(texts)
+        EntryView(target, i, t, flags.get(i), origins.get(t), replaced_entry(origins.get(t), t), others=chars - len(t))
+        for i, t in enumerate(texts)
     ]
     entry_state: Mapping[str, Any] = state.pop("entry", {})
     if entry_state and 0 <= entry_state["index"] < len(entries):

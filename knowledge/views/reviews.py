@@ -8,7 +8,7 @@ lock and threat scan; the change is recorded with the review's and session's pro
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib import messages
@@ -25,6 +25,7 @@ from knowledge.provenance import Provenance
 from knowledge.skills.format import SkillError
 from knowledge.skills.store import SkillStore
 from knowledge.views.changes import UNDO_ERRORS
+from knowledge.views.conflicts import ConflictView, conflict_view
 from knowledge.views.memory import form_text
 
 USER = Provenance(actor="user")
@@ -95,6 +96,7 @@ class PendingPreview:
     rows: list[DiffRow] = field(default_factory=list)
     edit_key: str = ""  # "" -> the arguments are edited as JSON
     note: str = ""
+    conflict: ConflictView | None = None  # a conflict item: both entries, and Replace / Keep both / Reject
 
     @property
     def edit_value(self) -> str:
@@ -146,7 +148,7 @@ def _skill_preview(item: PendingWrite, args: dict[str, Any]) -> PendingPreview:
 def preview(item: PendingWrite) -> PendingPreview:
     args = item.arguments if isinstance(item.arguments, dict) else {}
     if item.kind == "memory":
-        return _memory_preview(item, args)
+        return replace(_memory_preview(item, args), conflict=conflict_view(item))
     return _skill_preview(item, args)
 
 

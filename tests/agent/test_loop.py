@@ -293,3 +293,37 @@ def test_tools_started_events_precede_results():
         assert any(isinstance(e, ToolStarted) and e.name == "echo" for e in events)
     finally:
         s.stop()
+
+
+def test_before_tools_sees_one_replys_calls_before_any_runs():
+    s = _server()
+    try:
+        s.push(Reply(tool_calls=[{"name": "echo", "arguments": {"x": "a"}}, {"name": "echo", "arguments": {"x": "b"}}]))
+        s.push(Reply(text="done"))
+        seen: list[tuple[str, int]] = []
+        ran: list[str] = []
+
+        def echo(args, ctx):
+            ran.append(args["x"])
+            return ToolResult.success()
+
+        def before(calls):
+            seen.append((",".join(json.loads(c.arguments)["x"] for c in calls), len(ran)))
+
+        reg = ToolRegistry([Tool("echo", "echo", {"type": "object"}, echo)])
+        _run(AgentLoop(_client(s), reg, ToolContext(), before_tools=before), [{"role": "user", "content": "go"}])
+        assert seen == [("a,b", 0)] and ran == ["a", "b"]
+    finally:
+        s.stop()
+
+
+def test_a_plain_completion_reports_its_usage():
+    s = _server()
+    try:
+        s.push(Reply(text='{"entries": []}', prompt_tokens=321, completion_tokens=12))
+        reply = _client(s).completion([{"role": "user", "content": "check"}], max_tokens=50)
+        assert reply.content == '{"entries": []}'
+        assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (321, 12)
+        assert "tools" not in s.requests[0] and not s.requests[0].get("stream")
+    finally:
+        s.stop()

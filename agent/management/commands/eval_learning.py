@@ -1,4 +1,4 @@
-"""`python manage.py eval_learning [--limit N] [--cases a,b] [--mode required|off] [--json PATH]`."""
+"""`python manage.py eval_learning [--limit N] [--cases a,b] [--mode off|required|verified] [--json PATH]`."""
 
 from __future__ import annotations
 
@@ -16,14 +16,20 @@ from hermes_site import config as hermes_config
 class Command(BaseCommand):
     help = (
         "Run the labelled learning-quality cases through the real review path against the configured "
-        "model, with the evidence gate on and off (the same prompt in both); print precision, recall, bad "
-        "saves, held writes, conflicts and duplicates left, skills created and tokens."
+        "model, with the gate off, deterministic, and deterministic plus the verifier (the same prompt in each); print "
+        "precision, recall, bad saves, held writes (and those that were correct), conflicts and duplicates left, "
+        "skills created and tokens."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--limit", type=int, help="run only the first N cases")
         parser.add_argument("--cases", help="comma-separated case ids")
-        parser.add_argument("--mode", choices=run.MODES, action="append", help="evidence mode(s); default both")
+        parser.add_argument(
+            "--mode",
+            choices=run.MODES,
+            action="append",
+            help="gate mode(s): off, required (deterministic), verified (and the verifier); default all",
+        )
         parser.add_argument("--file", type=Path, default=run.CASES_FILE, help="a cases file of the same shape")
         parser.add_argument("--json", dest="json_path", help="write the full report as JSON here ('-' for stdout)")
 

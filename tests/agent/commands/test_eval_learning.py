@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 from agent.learning_eval.run import load_cases
 from knowledge.models import ChatSession, PendingWrite, ReviewRun
 from tests.fakellm import Reply
-from tests.learning import is_review_followup, is_review_start
+from tests.learning import is_review_followup, is_review_start, script_verifier
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -64,6 +64,7 @@ SLOPPY = {
 
 
 def _reviewer(llm, calls_by_case: dict[str, list[dict[str, Any]]]) -> None:
+    script_verifier(llm)  # a rubber stamp: the deterministic checks decide
     firsts = {c["conversation"][0][1]: c["id"] for c in load_cases(ids=CASES)}
 
     def start(body: dict[str, Any]) -> Reply:
@@ -115,7 +116,7 @@ def test_limit_and_unknown_cases(home, llm):
     _reviewer(llm, CAREFUL)
     out = io.StringIO()
     call_command("eval_learning", "--cases", "en-pref-compose", "--mode", "off", stdout=out, stderr=io.StringIO())
-    assert "off" in out.getvalue() and "required" not in out.getvalue()
+    assert "off" in out.getvalue() and "required" not in out.getvalue() and "verified" not in out.getvalue()
     with pytest.raises(CommandError, match="Unknown case id"):
         call_command("eval_learning", "--cases", "nope", stdout=io.StringIO())
 

@@ -74,3 +74,22 @@ def test_undo_review_restores_the_original_file(home, store):
     undone = knowledge_undo.undo_review(review.pk)
     assert len(undone) == 3
     assert mem_file(home).read_bytes() == original
+
+
+def test_supersede_replaces_the_whole_entry_and_is_logged_as_such(store):
+    store.add("user", "Prefers 4-space indents", AGENT)
+    store.add("user", "Lives in Lyon", AGENT)
+    result = store.supersede("user", "Prefers 4-space indents", "Prefers 2-space indents", Provenance(actor="user"))
+    assert result["success"] is True
+    assert store.entries("user") == ["Prefers 2-space indents", "Lives in Lyon"]
+    change = KnowledgeChange.objects.order_by("-id").first()
+    assert change is not None and change.action == "supersede"
+    assert change.summary == "superseded: Prefers 4-space indents -> Prefers 2-space indents"
+    knowledge_undo.undo(change)
+    assert store.entries("user") == ["Prefers 4-space indents", "Lives in Lyon"]
+
+
+def test_supersede_of_an_entry_that_is_gone_changes_nothing(store):
+    store.add("user", "Lives in Lyon", AGENT)
+    result = store.supersede("user", "Prefers 4-space indents", "Prefers 2-space indents", Provenance(actor="user"))
+    assert result["success"] is False and store.entries("user") == ["Lives in Lyon"]

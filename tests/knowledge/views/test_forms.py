@@ -102,7 +102,9 @@ def test_only_changed_keys_are_written(auth_client, home: Path) -> None:
     write_config(home, "memory:\n  nudge_interval: 7\n")
     assert post_settings(auth_client, review__max_iterations="5").status_code == 200
     saved = yaml.safe_load((home / "config.yaml").read_text())
-    saved.pop("chat", None)  # the test home's own default (no model titles), written by write_config
+    # The test home's own defaults (no model titles, no verifier), written by write_config.
+    saved.pop("chat", None)
+    saved.pop("learning", None)
     assert saved == {"memory": {"nudge_interval": 7}, "review": {"max_iterations": 5}}
 
 

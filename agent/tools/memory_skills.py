@@ -1,0 +1,78 @@
+"""Memory against skills (docs/EVIDENCE.md, Memory and skills): memory holds facts, skills
+hold procedures, and nothing is known twice across the two.
+
+- A memory entry that restates a skill (nearly repeats its description, or is a procedure whose
+  words the skill's steps already hold) is refused naming the skill.
+- A review or flush that saves a procedure (numbered steps, "first … then …") as memory is told it
+  belongs in a skill.
+
+Both are lexical (knowledge/verification/similarity.py terms), so they need no model call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_site import config as hermes_config
+from knowledge.skills.store import SkillStore
+from knowledge.verification.similarity import identifiers, near_duplicate, said_words, terms
+
+# Share of a procedure's terms a skill's text must hold for the entry to restate it.
+STEPS_COVERED = 0.6
+# A procedure: at least this many steps (numbered or bulleted items, or sequence words).
+MIN_STEPS = 2
+_ITEM = re.compile(r"(?:^|\s)(?:\d{1,2}[.)]\s|step \d+\b|[-*•]\s)", re.IGNORECASE | re.MULTILINE)
+_SEQUENCE = re.compile(
+    r"\b(?:first|then|next|after that|afterwards|finally)\b|->|→|先|然后|接着|最后|第[一二三四五]步", re.IGNORECASE
+)
+
+
+def is_procedure(text: str) -> bool:
+    return len(_ITEM.findall(text)) >= MIN_STEPS or len(_SEQUENCE.findall(text)) >= MIN_STEPS
+
+
+def _body(path: Any) -> str:
+    try:
+        return str((path / "SKILL.md").read_text(encoding="utf-8"))
+    except OSError:
+        return ""
+
+
+def _covered(entry: str, text: str) -> bool:
+    wanted = terms(entry)
+    if not wanted or any(i not in said_words(text) for i in identifiers(entry)):
+        return False
+    return len(wanted & terms(text)) / len(wanted) >= STEPS_COVERED
+
+
+def restated_skill(entry: str) -> str | None:
+    """The name of the skill `entry` restates, if any."""
+    for info in SkillStore(hermes_config.get()).list():
+        if info.description and near_duplicate(entry, info.description):
+            return info.name
+        if is_procedure(entry) and _covered(entry, f"{info.description}\n{_body(info.path)}"):
+            return info.name
+    return None
+
+
+def refusal(operations: Sequence[Mapping[str, Any]], actor: str) -> str | None:
+    """Why a memory write is refused for what belongs to skills, or None."""
+    for op in operations:
+        content = op.get("content")
+        if op.get("action") not in ("add", "replace") or not isinstance(content, str) or not content.strip():
+            continue
+        name = restated_skill(content)
+        if name is not None:
+            return (
+                f"Not saved: this restates the skill '{name}', which already holds it. Memory keeps facts; "
+                f"patch '{name}' with skill_manage if something in it changed."
+            )
+        if actor in ("review", "flush") and is_procedure(content):
+            return (
+                "Not saved: this is a procedure (steps to follow), and procedures belong in a skill, not in "
+                "memory. Create or patch a skill with skill_manage instead; memory keeps facts about the person "
+                "and the environment."
+            )
+    return None
