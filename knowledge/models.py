@@ -305,33 +305,30 @@ class PendingWrite(models.Model):
     def approve(self, arguments: dict[str, Any] | None = None) -> bool:
         """Apply the write (with edited arguments if given) through its store and record the outcome
         (approved or failed). False if it was already decided elsewhere, so nothing was applied."""
-        if not self._claim():
-            return False
-        if arguments is not None:
-            self.arguments = arguments
-        prov = Provenance(actor="user", review_id=self.review_id, session_id=self.session_id)
-        try:
-            self.result = approvals.apply(self, prov)
-        except Exception as exc:  # the item is claimed: record the failure, never leave it undecidable
-            log.exception("applying pending write %s failed", self.pk)
-            self.result = json.dumps({"success": False, "error": f"Could not apply it: {type(exc).__name__}: {exc}"})
-        self.status = "approved" if approvals.succeeded(self.result) else "failed"
-        self.save(update_fields=["arguments", "status", "result", "decided_at"])
-        return True
+
+        def write(prov: Provenance) -> str:
+            if arguments is not None:
+                self.arguments = arguments
+            return approvals.apply(self, prov)
+
+        return self._decide(write, ["arguments"])
 
     def settle(self, write: Callable[[Provenance], str]) -> bool:
         """Decide the item by `write(provenance)` instead of its own arguments (a conflict the person
         settled by letting the new entry replace the old one); recorded as approve() records."""
+        return self._decide(write, [])
+
+    def _decide(self, write: Callable[[Provenance], str], fields: list[str]) -> bool:
         if not self._claim():
             return False
         prov = Provenance(actor="user", review_id=self.review_id, session_id=self.session_id)
         try:
             self.result = write(prov)
         except Exception as exc:  # the item is claimed: record the failure, never leave it undecidable
-            log.exception("settling pending write %s failed", self.pk)
+            log.exception("applying pending write %s failed", self.pk)
             self.result = json.dumps({"success": False, "error": f"Could not apply it: {type(exc).__name__}: {exc}"})
         self.status = "approved" if approvals.succeeded(self.result) else "failed"
-        self.save(update_fields=["status", "result", "decided_at"])
+        self.save(update_fields=[*fields, "status", "result", "decided_at"])
         return True
 
     def reject(self) -> bool:
