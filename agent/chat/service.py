@@ -182,8 +182,9 @@ def take_agent(session_id: str) -> AgentSession | None:
 
 
 def forget(session_id: str) -> None:
-    """The session was deleted: stop its turn here and drop its cached agent."""
+    """The session was deleted: stop its turn here (no lease left to renew) and drop its cached agent."""
     stop_turn(session_id)
+    heartbeat.drop(session_id)
     agent = _agents.pop(session_id)
     if agent is not None:
         agent.close()

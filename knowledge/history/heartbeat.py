@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import close_old_connections
 from django.utils import timezone
@@ -32,12 +32,20 @@ Now = Callable[[], datetime]
 class LeaseKeeper:
     """The turns one process runs, and the thread that keeps their leases alive.
 
-    `beat()` is one round (the tests call it with an injected clock); the thread, started with
-    the first turn, calls it every `turns.RENEW_EVERY` until `stop()`."""
+    `beat()` is one round; the thread, started with the first turn, calls it every `every`
+    (default `turns.RENEW_EVERY`) until `stop()`. With `every=None` no thread starts: the caller
+    beats (as the tests do, with their own clock)."""
 
-    def __init__(self, *, worker: Callable[[], str] = this_worker, now: Now = timezone.now) -> None:
+    def __init__(
+        self,
+        *,
+        worker: Callable[[], str] = this_worker,
+        now: Now = timezone.now,
+        every: timedelta | None = turns.RENEW_EVERY,
+    ) -> None:
         self._worker = worker
         self._now = now
+        self._every = every
         self._held: dict[str, Callable[[], None]] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -47,8 +55,7 @@ class LeaseKeeper:
         """Keep this session's lease (just claimed by this process) alive until `drop()`."""
         with self._lock:
             self._held[session_id] = on_lost
-            if self._thread is None or not self._thread.is_alive():
-                self._stopped.clear()
+            if self._every is not None and not self._stopped.is_set() and self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="turn-heartbeat", daemon=True)
                 self._thread.start()
 
@@ -76,7 +83,8 @@ class LeaseKeeper:
         self._stopped.set()
 
     def _run(self) -> None:
-        every = turns.RENEW_EVERY.total_seconds()
+        assert self._every is not None
+        every = self._every.total_seconds()
         while not self._stopped.wait(every):
             if not self.held():
                 continue  # nothing to renew: no query

@@ -111,7 +111,11 @@ def check(session_id: str, turn: Holder, now: datetime | None = None) -> TurnSta
     row = session.first()
     if row is None:
         return "ended"  # deleted under the turn, which says so itself
-    if row.turn_worker != turn.worker or row.turn_started_at != turn.started_at:
+    if row.turn_started_at != turn.started_at:
+        return "ended"  # released (which clears the start) or claimed again since
+    if not row.turn_worker:
+        return "lost"  # freed by another worker that noticed first (the start is kept for this)
+    if row.turn_worker != turn.worker:
         return "ended"
     if holds(row, now):
         return "running"
@@ -122,8 +126,10 @@ def check(session_id: str, turn: Holder, now: datetime | None = None) -> TurnSta
 
 
 def release(session_id: str, worker: str | None = None) -> None:
+    """The turn ended: the session is free. Its start is cleared, so a socket watching the turn
+    tells this from a turn given up for lost (`check`)."""
     ChatSession.objects.filter(pk=session_id, turn_worker=worker or this_worker()).update(
-        turn_worker="", turn_lease_until=None
+        turn_worker="", turn_lease_until=None, turn_started_at=None
     )
 
 
