@@ -2,8 +2,8 @@
 those tabs leave "busy" with a clear message within seconds, what they saw of the answer is
 stored and shown after a reload, and the next message, sent on the live worker, is answered.
 
-Two real daphne processes on one database, their frames crossing through Redis (the test's own
-when the suite was not given one), the scripted model streaming slowly."""
+Two real daphne processes on one database, their frames crossing through Redis
+(tests/redis_server.py), the scripted model streaming slowly."""
 
 from __future__ import annotations
 
@@ -11,17 +11,9 @@ import asyncio
 import json
 import os
 import secrets
-import shutil
 import signal
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-import pytest
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
@@ -30,38 +22,10 @@ from agent.chat.consumers import SERVER_STOPPED
 from agent.chat.presenter import ENDINGS
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
+from tests.redis_server import redis_url
 
 LONG_ANSWER = "".join(f"step {n} of the slow answer. " for n in range(400))  # ~30 s at this pace
 QUESTION = "walk me through the slow answer"
-
-
-@contextmanager
-def _redis(tmp: Path) -> Iterator[str]:
-    """The suite's Redis (scripts/test.sh), or one started here on loopback."""
-    if os.environ.get("REDIS_URL"):
-        yield os.environ["REDIS_URL"]
-        return
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.skip("needs Redis: mirroring across workers goes through it (scripts/test.sh installs it)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    tmp.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [server, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", str(tmp)],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def _socket(server: Daphne, client: Http, session_id: str) -> Any:
@@ -110,8 +74,8 @@ def _llm() -> ScriptedLLM:
 def test_killing_the_worker_streaming_an_answer_frees_the_tabs_on_the_other_worker(tmp_path):
     llm = _llm()
     try:
-        with _redis(tmp_path / "redis") as redis_url:
-            env = {**model_env(llm.base_url), "REDIS_URL": redis_url, "HERMES_REDIS_PREFIX": secrets.token_hex(4)}
+        with redis_url(tmp_path / "redis") as url:
+            env = {**model_env(llm.base_url), "REDIS_URL": url, "HERMES_REDIS_PREFIX": secrets.token_hex(4)}
             with start_daphne(tmp_path / "home", extra_env=env) as a, another_worker(a, extra_env=env) as b:
                 _scenario(a, b, llm)
     finally:
