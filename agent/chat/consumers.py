@@ -162,7 +162,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
     # -- a turn shown here but run by another socket, maybe on another worker ------------------------
 
     async def _watch_current_turn(self) -> None:
-        holder = await database_sync_to_async(turns.holder)(self.session_id)
+        holder = await database_sync_to_async(turns.holder, thread_sensitive=False)(self.session_id)
         self._end_watch()
         if holder is not None:
             self.watch = asyncio.create_task(self._watch_turn(holder))
@@ -182,7 +182,8 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             except TimeoutError:
                 pass
             self.poke.clear()
-            state = await database_sync_to_async(turns.check)(self.session_id, holder)
+            # Off the one thread all consumers share for sync work, as the claim: many tabs watch.
+            state = await database_sync_to_async(turns.check, thread_sensitive=False)(self.session_id, holder)
             if state == "running":
                 continue
             if state == "ended" and not ended:
