@@ -104,9 +104,10 @@ def _scenario(a: Daphne, b: Daphne, llm: ScriptedLLM) -> None:
             a.process.wait()
             # One tab presses Stop: nothing runs any more, and it is told so at once.
             await stopper.send(json.dumps({"type": "stop"}))
-            stopped = await _until(stopper, "ready", limit=15)
-            # The other tab only watches: it hears within the same bound.
-            after = await _until(watcher, "ready", limit=15)
+            # The other tab only watches: both hear within 15 s of the kill.
+            stopped, after = await asyncio.wait_for(
+                asyncio.gather(_until(stopper, "ready"), _until(watcher, "ready")), 15
+            )
             await watcher.send(json.dumps({"type": "message", "text": "are you still there?"}))
             next_turn = await _until(watcher, "ready")
             return {

@@ -154,10 +154,12 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if event["origin"] != self.channel_name:
             for frame in event["frames"]:
                 await self.send_frame({**frame, "mirrored": True})
-                if frame["type"] == "turn_started":
-                    await self._watch_current_turn()
-                elif frame["type"] == "ready":
+                if frame["type"] == "ready":
                     self._end_watch()
+                elif frame["type"] == "turn_started" or self.watch is None:
+                    # A turn's first frames reach only the sockets its worker already knew of:
+                    # any frame of a turn not yet watched starts the watch.
+                    await self._watch_current_turn()
 
     # -- a turn shown here but run by another socket, maybe on another worker ------------------------
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
@@ -106,3 +107,16 @@ async def test_a_turn_that_ends_normally_ends_the_watch_without_an_error(llm, ow
     assert await watcher.receive_nothing(timeout=0.3)  # no second "ready" from the watch
     for comm in (sender, watcher):
         await comm.disconnect()
+
+
+async def test_a_tab_that_missed_the_turns_first_frames_still_watches_it(llm, owner, session_id, monkeypatch):
+    monkeypatch.setattr(consumers, "WATCH_EVERY", 0.05)
+    comm = await open_socket(f"/ws/chat/{session_id}/", owner)
+    # A turn on another worker that learned of this socket only after its turn_started went out.
+    await sync_to_async(turns.claim)(session_id, worker=_dead_worker())
+    mirror = {"type": "chat.mirror", "frames": [{"type": "delta", "text": "Exit 137"}], "origin": "elsewhere"}
+    await get_channel_layer().group_send(f"chat.{session_id}", mirror)
+    frames = await _until(comm, "ready")
+    assert frames[0] == {"type": "delta", "text": "Exit 137", "mirrored": True}
+    assert _lost(frames)
+    await comm.disconnect()
