@@ -13,6 +13,11 @@ every tab shows the conversation live; only the sender gets refusals of its own 
 introduce themselves to the group (join/peer/leave), so a turn is mirrored only while another
 socket of the session listens — on any server process sharing the channel layer.
 
+A socket showing a turn that runs elsewhere watches that turn's lease (knowledge/history/turns.py):
+when its server dies, the socket gets {"type": "error", "error": SERVER_STOPPED} and "ready"
+within seconds, so no tab stays busy; the answer streamed so far is stored, marked interrupted.
+Stop is answered {"type": "stopping", "running": bool}; running false: nothing runs any more.
+
 `/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
 review finishes, {"type": "review_started", "session_id"} when one is spawned, {"type": "title",
 "session_id", "title"} when the model named a chat after its first answer.
@@ -36,6 +41,7 @@ from agent.chat.validation import message_error
 from hermes_site import config as hermes_config
 from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
+from knowledge.history import turns
 from knowledge.models import ChatSession
 
 UNAUTHORIZED = 4401
@@ -45,6 +51,10 @@ BAD_SESSION_ID = 4400
 # letters, digits, '-', '_', '.', under 100 characters) is let through to the 'no such session'
 # handling, anything else is refused here rather than failing inside group_add (an HTTP 500).
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+SERVER_STOPPED = "The server writing this answer stopped. What it wrote so far is kept; send a message to go on."
+# How often a socket showing another worker's turn checks that turn's lease (seconds). With the
+# lease's length this bounds how long a tab can show an answer whose server died.
+WATCH_EVERY = 2.0
 
 
 def _refusal(scope: dict[str, Any]) -> int | None:
@@ -109,15 +119,19 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         # The other sockets of this session, which this one's turns are mirrored to. Without
         # them a turn's frames skip the channel layer: no second dispatch of every frame.
         self.peers: set[str] = set()
+        self.watch: asyncio.Task[None] | None = None  # the lease watch of a turn shown, not run, here
+        self.poke = asyncio.Event()  # check that turn now, not at the next WATCH_EVERY
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.join_sessions()
         await self.accept()
         await self.channel_layer.group_send(self.group, {"type": "chat.join", "channel": self.channel_name})
+        await self._watch_current_turn()  # a page opened while an answer is being written
 
     async def disconnect(self, code: int) -> None:
         # A running turn goes on (its messages are stored); only its frames stop being sent.
         self.closed = True
+        self._end_watch()
         await self.leave_sessions()
         if getattr(self, "group", None):
             await self.channel_layer.group_send(self.group, {"type": "chat.leave", "channel": self.channel_name})
@@ -140,6 +154,50 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if event["origin"] != self.channel_name:
             for frame in event["frames"]:
                 await self.send_frame({**frame, "mirrored": True})
+                if frame["type"] == "ready":
+                    self._end_watch()
+                elif frame["type"] == "turn_started" or self.watch is None:
+                    # A turn's first frames reach only the sockets its worker already knew of:
+                    # any frame of a turn not yet watched starts the watch.
+                    await self._watch_current_turn()
+
+    # -- a turn shown here but run by another socket, maybe on another worker ------------------------
+
+    async def _watch_current_turn(self) -> None:
+        holder = await database_sync_to_async(turns.holder, thread_sensitive=False)(self.session_id)
+        self._end_watch()
+        if holder is not None:
+            self.watch = asyncio.create_task(self._watch_turn(holder))
+
+    def _end_watch(self) -> None:
+        watch, self.watch = getattr(self, "watch", None), None
+        if watch is not None and watch is not asyncio.current_task():
+            watch.cancel()
+
+    async def _watch_turn(self, holder: turns.Holder) -> None:
+        """End this tab's view of the turn `holder` names once its lease is void (its server
+        died or froze): the error, then "ready", so the input takes the next message."""
+        ended = False
+        while True:
+            try:
+                await asyncio.wait_for(self.poke.wait(), WATCH_EVERY)
+            except TimeoutError:
+                pass
+            self.poke.clear()
+            # Off the one thread all consumers share for sync work, as the claim: many tabs watch.
+            state = await database_sync_to_async(turns.check, thread_sensitive=False)(self.session_id, holder)
+            if state == "running":
+                continue
+            if state == "ended" and not ended:
+                # Its own "ready" is on its way through the channel layer: given one more round
+                # to arrive, and sent here only if its worker died right after the turn.
+                ended = True
+                continue
+            if state == "lost":
+                await self.send_frame({"type": "error", "error": SERVER_STOPPED, "retry": False, "mirrored": True})
+            await self.send_frame({"type": "ready", "mirrored": True})
+            self.watch = None
+            return
 
     async def _send_turn_frames(self, frames: list[Frame]) -> None:
         for frame in frames:
@@ -196,6 +254,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         # and the process whose thread runs the turn interrupts it (chat_stop).
         await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
         await self.send_frame({"type": "stopping", "running": running})
+        self.poke.set()  # a turn watched here whose server died ends now, not at the next check
 
     async def chat_stop(self, event: dict[str, Any]) -> None:
         chat_service.stop_turn(self.session_id)
@@ -224,6 +283,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if interrupt is None:
             await self.error(chat_service.BUSY_MESSAGE)
             return
+        self._end_watch()  # the session was free: any turn watched here is over
         queue = FrameQueue(asyncio.get_running_loop())
         live.gate.begin(self.session_id)
         task = asyncio.create_task(self._pump(queue))

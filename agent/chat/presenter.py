@@ -30,6 +30,9 @@ ENDINGS = {
     "interrupted": "Stopped. What was written so far is kept.",
     "error": "Cut off by an error. What was written so far is kept.",
 }
+# The last answer of a chat whose turn is still running is its checkpoint (agent/chat/records.py),
+# stored as interrupted in case its server dies: while the turn lives, it is not "Stopped".
+STILL_WRITING = "Still being written…"
 
 
 @dataclass
@@ -53,8 +56,9 @@ def _pretty(arguments: str) -> str:
         return arguments
 
 
-def conversation(session: ChatSession) -> list[Item]:
-    """User and assistant messages in order, each tool call a card joined to its result."""
+def conversation(session: ChatSession, writing: bool = False) -> list[Item]:
+    """User and assistant messages in order, each tool call a card joined to its result.
+    `writing`: a turn of the session is running (its last answer may still be streaming)."""
     items: list[Item] = []
     cards: dict[str, tuple[ToolCard, Message]] = {}
     verdicts = dict(AnswerFeedback.objects.filter(message__session=session).values_list("message_id", "verdict"))
@@ -94,6 +98,8 @@ def conversation(session: ChatSession) -> list[Item]:
             # Durations are not stored; the gap between the call and its result is close to it.
             card.duration = max(0.0, (msg.created_at - asked.created_at).total_seconds())
             card.pending = False
+    if writing and items and items[-1].kind == "assistant" and items[-1].ending == ENDINGS["interrupted"]:
+        items[-1].ending = STILL_WRITING
     return items
 
 

@@ -1,10 +1,15 @@
 """A turn's messages as stored rows: one message and its session's counters in one transaction.
 
 The runner calls this as the agent loop produces messages, so each exists as soon as it is made.
+An answer still streaming is checkpointed into one row (`checkpoint`), marked interrupted until
+the model call ends and `finish_draft` turns the same row into the finished message: a server
+that dies mid-answer leaves what the person saw stored, and a finished answer is one row.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -16,6 +21,8 @@ from hermes_site.rendering import plain_text
 from knowledge.models import ChatSession, Message, without_nul
 
 TITLE_CHARS = 60
+# How often an answer being streamed is stored (seconds): what a crash can lose of it.
+CHECKPOINT_EVERY = 1.0
 
 
 def store_message(
@@ -43,13 +50,7 @@ def store_message(
             finish_reason=finish_reason,
             token_count=tokens,
         )
-        updates: dict[str, Any] = {
-            **(session_updates or {}),
-            "message_count": F("message_count") + 1,
-            "updated_at": timezone.now(),
-        }
-        if msg.get("tool_calls"):
-            updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
+        updates = _session_updates(msg, session_updates, new=True)
         if first_user and not session.title:
             # Plain words: a title shows no Markdown markup.
             title = without_nul(plain_text(str(msg.get("content") or ""), TITLE_CHARS)) or "New chat"
@@ -57,6 +58,85 @@ def store_message(
             session.title, session.title_source = title, "message"
         ChatSession.objects.filter(pk=session.pk).update(**updates)
     return m
+
+
+def _session_updates(msg: dict[str, Any], extra: dict[str, Any] | None, *, new: bool) -> dict[str, Any]:
+    """The session columns one stored message changes (`new`: a row added, not one rewritten)."""
+    updates: dict[str, Any] = {**(extra or {}), "updated_at": timezone.now()}
+    if new:
+        updates["message_count"] = F("message_count") + 1
+    if msg.get("tool_calls"):
+        updates["tool_call_count"] = F("tool_call_count") + len(msg["tool_calls"])
+    return updates
+
+
+# What a checkpointed answer is until its model call ends: a reload after the server died
+# shows it as the presenter shows a stopped answer (agent/chat/presenter.py, ENDINGS).
+DRAFT_REASON = "interrupted"
+
+
+def checkpoint(session: ChatSession, draft: Message | None, text: str) -> Message:
+    """Store the answer streamed so far: a new row marked interrupted, or `draft` rewritten."""
+    if draft is None:
+        return store_message(session, {"role": "assistant", "content": text}, finish_reason=DRAFT_REASON)
+    draft.content = without_nul(text)
+    Message.objects.filter(pk=draft.pk).update(content=draft.content)
+    return draft
+
+
+def finish_draft(
+    session: ChatSession,
+    draft: Message,
+    msg: dict[str, Any],
+    *,
+    finish_reason: str = "",
+    tokens: int = 0,
+    session_updates: dict[str, Any] | None = None,
+) -> Message:
+    """Make the checkpointed row the finished message `msg` (as `store_message` would have stored
+    it, written now), and update its session row, in one transaction."""
+    draft.content = without_nul(msg.get("content") or "")
+    draft.tool_calls = msg.get("tool_calls") or None
+    draft.reasoning = without_nul(msg.get("reasoning_content") or "")
+    draft.finish_reason, draft.token_count, draft.created_at = finish_reason, tokens, timezone.now()
+    with transaction.atomic():
+        # save() (not update()) so the tool calls get the same NUL cleaning as a new row's.
+        draft.save(update_fields=["content", "tool_calls", "reasoning", "finish_reason", "token_count", "created_at"])
+        ChatSession.objects.filter(pk=session.pk).update(**_session_updates(msg, session_updates, new=False))
+    return draft
+
+
+class StreamedAnswer:
+    """One model call's answer as it streams, checkpointed about every `every` seconds (of
+    `clock`, injected by tests) into one row, which `finish` makes the finished message."""
+
+    def __init__(
+        self, session: ChatSession, *, clock: Callable[[], float] = time.monotonic, every: float = CHECKPOINT_EVERY
+    ) -> None:
+        self.session, self.clock, self.every = session, clock, every
+        self.row: Message | None = None
+        self.text: list[str] = []
+        self._since: float | None = None  # when the text stored last (or the first chunk) arrived
+
+    def add(self, chunk: str) -> bool:
+        """Take a streamed chunk; True when this made the row (a new message of the session)."""
+        self.text.append(chunk)
+        now = self.clock()
+        if self._since is None:
+            self._since = now  # a short answer is stored once, when it ends
+            return False
+        if now - self._since < self.every:
+            return False
+        self._since = now
+        made = self.row is None
+        self.row = checkpoint(self.session, self.row, "".join(self.text))
+        return made
+
+    def finish(self, msg: dict[str, Any], **kw: Any) -> Message | None:
+        """The checkpointed row made the finished message `msg` (None: nothing was checkpointed,
+        the caller stores `msg` as a new row); ready for the next model call."""
+        row, self.row, self.text, self._since = self.row, None, [], None
+        return finish_draft(self.session, row, msg, **kw) if row is not None else None
 
 
 def usage_updates(session: ChatSession, event: ModelCalled) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from agent.learning.nudge import NudgeCounters
 from agent.learning.providers import ProviderManager, inject_context
 from agent.learning.review import spawn_review
 from agent.llm import ChatClient, LLMError
-from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, ToolFinished, TurnDone, TurnError
+from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, TextDelta, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
@@ -85,6 +86,7 @@ class _Turn:
 
     user_message_id: int
     skills: SkillUseTracker
+    answer: turn_records.StreamedAnswer  # the model call's answer while it streams
     answer_id: int | None = None
     error: str = ""
     final: TurnDone | None = None
@@ -98,8 +100,10 @@ class AgentSession:
         config: Config | None = None,
         registry: ToolRegistry | None = None,
         client_factory: ClientFactory = default_client_factory,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.session = session
+        self.clock = clock  # paces the checkpoints of a streaming answer
         self.config = config or hermes_config.get()
         # The process's config (not one a caller built) is followed: a setting saved since, on any worker.
         self._follows_config = self.config is hermes_config.get() and registry is None
@@ -222,7 +226,9 @@ class AgentSession:
         self.session.user_turn_count += 1
         model_text, slash_name = self._model_text(user_text)
         self.messages.append({"role": "user", "content": model_text})
-        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name))
+        turn = _Turn(
+            user_msg.pk, SkillUseTracker(slash_name), turn_records.StreamedAnswer(self.session, clock=self.clock)
+        )
         yield TurnStarted(user_msg.pk, user_text)
         ctx = ToolContext(
             actor="agent",
@@ -250,8 +256,11 @@ class AgentSession:
 
     def _persist(self, event: Event, turn: _Turn) -> None:
         """Store what the event produced as soon as it exists, and note what the turn did."""
-        if isinstance(event, ModelCalled):
-            stored = self._model_called(event)
+        if isinstance(event, TextDelta):
+            if turn.answer.add(event.text):  # checkpointed: the answer's row now exists
+                self.known_messages += 1
+        elif isinstance(event, ModelCalled):
+            stored = self._model_called(event, turn.answer)
             if stored is not None and event.message.get("content"):
                 turn.answer_id = stored.pk
         elif isinstance(event, ToolFinished):
@@ -260,9 +269,11 @@ class AgentSession:
             turn.skills.tool_finished(event.name, str(event.message.get("content") or ""))
         elif isinstance(event, TurnError):
             turn.error = event.message
-            if event.partial_text:
-                partial = {"role": "assistant", "content": event.partial_text}
-                turn.answer_id = self._store(partial, finish_reason="error").pk
+            partial = {"role": "assistant", "content": event.partial_text or "".join(turn.answer.text)}
+            row = turn.answer.finish(partial, finish_reason="error")
+            if row is None and partial["content"]:
+                row = self._store(partial, finish_reason="error")
+            turn.answer_id = row.pk if row is not None else turn.answer_id
         elif isinstance(event, TurnDone):
             turn.final = event
 
@@ -330,20 +341,24 @@ class AgentSession:
         self.known_messages += 1
         return m
 
-    def _model_called(self, event: ModelCalled) -> Message | None:
-        """Count the call; store its message (if any) with the usage in one transaction."""
+    def _model_called(self, event: ModelCalled, answer: turn_records.StreamedAnswer) -> Message | None:
+        """Count the call; store its message (if any) with the usage in one transaction: into
+        the answer's checkpointed row when it has one."""
         self.counters.model_called()
         usage = turn_records.usage_updates(self.session, event)
+        stored: dict[str, Any] = {
+            "finish_reason": event.finish_reason,
+            "tokens": event.usage.completion_tokens,
+            "session_updates": usage,
+        }
+        finished = answer.finish(event.message, **stored)
+        if finished is not None:
+            return finished
         # An answer stopped before its first token is kept as an empty row marked interrupted,
         # so a reload still says it was stopped (the model is never sent it: api_messages).
         stopped_early = event.finish_reason == "interrupted"
         if event.message.get("content") or event.message.get("tool_calls") or stopped_early:
-            return self._store(
-                event.message,
-                finish_reason=event.finish_reason,
-                tokens=event.usage.completion_tokens,
-                session_updates=usage,
-            )
+            return self._store(event.message, **stored)
         ChatSession.objects.filter(pk=self.session.pk).update(**usage)
         return None
 

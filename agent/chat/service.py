@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db import close_old_connections
-from django.utils import timezone
 
 from agent.chat.frames import Frame, event_frame
 from agent.chat.runner import CURRENT_FIELDS, AgentSession, InputTooLarge, default_client_factory
@@ -25,6 +24,7 @@ from agent.loop import ModelClient
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge.history import turns
+from knowledge.history.heartbeat import LeaseKeeper
 from knowledge.models import ChatSession
 
 log = logging.getLogger(__name__)
@@ -136,6 +136,9 @@ def _agent_for_turn(session_id: str) -> AgentSession:
 # Interrupt flags of the turns running on this process's threads, by session id.
 _running: dict[str, threading.Event] = {}
 _running_lock = threading.Lock()
+# Renews the leases of those turns every few seconds, however slowly their model answers; a
+# lease lost anyway (this process froze past it) stops its turn.
+heartbeat = LeaseKeeper()
 
 
 def try_begin_turn(session_id: str) -> threading.Event | None:
@@ -147,6 +150,7 @@ def try_begin_turn(session_id: str) -> threading.Event | None:
     interrupt = threading.Event()
     with _running_lock:
         _running[session_id] = interrupt
+    heartbeat.hold(session_id, interrupt.set)
     return interrupt
 
 
@@ -166,6 +170,7 @@ def is_busy(session_id: str) -> bool:
 
 
 def _finish_turn(session_id: str) -> None:
+    heartbeat.drop(session_id)
     with _running_lock:
         _running.pop(session_id, None)
     turns.release(session_id)
@@ -177,8 +182,9 @@ def take_agent(session_id: str) -> AgentSession | None:
 
 
 def forget(session_id: str) -> None:
-    """The session was deleted: stop its turn here and drop its cached agent."""
+    """The session was deleted: stop its turn here (no lease left to renew) and drop its cached agent."""
     stop_turn(session_id)
+    heartbeat.drop(session_id)
     agent = _agents.pop(session_id)
     if agent is not None:
         agent.close()
@@ -198,11 +204,7 @@ def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
 def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
     try:
         agent = _agent_for_turn(session_id)
-        renewed = timezone.now()
         for event in agent.run_turn(text, interrupt):
-            if timezone.now() - renewed > turns.RENEW_EVERY:  # a long turn keeps its lease
-                renewed = timezone.now()
-                turns.renew(session_id, now=renewed)
             frame = event_frame(event)
             if frame is not None:
                 if frame["type"] == "saved":

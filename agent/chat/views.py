@@ -68,15 +68,16 @@ def _chat_page(
     config = hermes_config.get()
     max_chars = config.agent.max_message_chars
     attach_bytes = min(ATTACH_BYTES, max_chars // 2)
+    # A turn running on any server process (the page may be served by another worker).
+    busy = turns.holds(session)
     context = {
         "nav": "chat",
         "session": session,
-        "items": presenter.conversation(session),
+        "items": presenter.conversation(session, writing=busy),
         "learned": learned.for_session(session.pk),
         "counters": presenter.counters(session),
         "review_running": review.is_running(session.pk),
-        # A turn running on any server process (the page may be served by another worker).
-        "busy": turns.holds(session),
+        "busy": busy,
         "max_chars": max_chars,
         "attach_bytes": attach_bytes,
         "attach_kb": attach_bytes // 1000,

@@ -2,15 +2,19 @@
 process sharing the database agrees on it: a turn claimed by one daphne worker shows as busy
 on a page served by another, and a second tab's message is refused wherever it arrives.
 
-A claim is a lease held by a worker (knowledge/history/workers.py): renewed while the turn produces
-events, released when it ends, and void once it expires or its process is gone, so a crashed
-server never leaves a chat stuck "busy". Clocks are passed in (`now`) so tests need no sleeps.
+A claim is a lease held by a worker (knowledge/history/workers.py): renewed every few seconds by
+the process's heartbeat (knowledge/history/heartbeat.py) whether or not the model is sending
+anything, released when the turn ends, and void once it expires or its process is gone, so a
+crashed server never leaves a chat stuck "busy". A socket mirroring a turn run elsewhere asks
+`check()` whether that turn is still alive. Clocks are passed in (`now`) so tests need no sleeps.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 from django.db import transaction
 from django.db.models import Q
@@ -20,9 +24,23 @@ from knowledge.history.waiting import Clock, Sleep, poll_until
 from knowledge.history.workers import is_alive, this_worker
 from knowledge.models import ChatSession
 
-LEASE = timedelta(minutes=5)
-# A running turn renews its lease at most this often (each renewal is a write).
-RENEW_EVERY = timedelta(seconds=30)
+# Short, so a turn whose server died is noticed within seconds by the other workers (a holder
+# on this host is noticed at once: its pid is gone); renewed four times per lease, so a
+# renewal delayed by a busy database does not let a live turn look dead.
+LEASE = timedelta(seconds=12)
+# The heartbeat renews every lease of its process this often (one UPDATE for all of them).
+RENEW_EVERY = timedelta(seconds=3)
+
+
+@dataclass(frozen=True)
+class Holder:
+    """One turn's claim: who took it and when (a later turn of the same worker is another one)."""
+
+    worker: str
+    started_at: datetime | None
+
+
+TurnState = Literal["running", "ended", "lost"]
 
 
 def holds(session: ChatSession, now: datetime | None = None) -> bool:
@@ -63,9 +81,55 @@ def renew(session_id: str, worker: str | None = None, now: datetime | None = Non
     ChatSession.objects.filter(pk=session_id, turn_worker=worker or this_worker()).update(turn_lease_until=now + LEASE)
 
 
-def release(session_id: str, worker: str | None = None) -> None:
-    ChatSession.objects.filter(pk=session_id, turn_worker=worker or this_worker()).update(
+def renew_all(session_ids: list[str], worker: str | None = None, now: datetime | None = None) -> set[str]:
+    """Renew the leases of these sessions in one statement; the ids whose lease this worker no
+    longer holds (another worker took a lease it had let expire) are returned."""
+    if not session_ids:
+        return set()
+    worker = worker or this_worker()
+    now = now or timezone.now()
+    held = ChatSession.objects.filter(pk__in=session_ids, turn_worker=worker)
+    if held.update(turn_lease_until=now + LEASE) == len(set(session_ids)):
+        return set()
+    return set(session_ids) - set(held.values_list("pk", flat=True))
+
+
+def holder(session_id: str) -> Holder | None:
+    """Who holds a turn of this session now (alive or not), or None when nobody does."""
+    row = ChatSession.objects.filter(pk=session_id).values_list("turn_worker", "turn_started_at").first()
+    if row is None or not row[0]:
+        return None
+    return Holder(row[0], row[1])
+
+
+def check(session_id: str, turn: Holder, now: datetime | None = None) -> TurnState:
+    """What became of the turn `turn` names: still "running"; "ended" (released, as every
+    finished turn is; the session may hold a newer turn now); or "lost": its lease ran out or its
+    process died while it ran. A lost turn's lease is freed here, so the next message is taken."""
+    now = now or timezone.now()
+    session = ChatSession.objects.filter(pk=session_id).only("turn_worker", "turn_started_at", "turn_lease_until")
+    row = session.first()
+    if row is None:
+        return "ended"  # deleted under the turn, which says so itself
+    if row.turn_started_at != turn.started_at:
+        return "ended"  # released (which clears the start) or claimed again since
+    if not row.turn_worker:
+        return "lost"  # freed by another worker that noticed first (the start is kept for this)
+    if row.turn_worker != turn.worker:
+        return "ended"
+    if holds(row, now):
+        return "running"
+    session.filter(turn_worker=turn.worker, turn_started_at=turn.started_at).update(
         turn_worker="", turn_lease_until=None
+    )
+    return "lost"
+
+
+def release(session_id: str, worker: str | None = None) -> None:
+    """The turn ended: the session is free. Its start is cleared, so a socket watching the turn
+    tells this from a turn given up for lost (`check`)."""
+    ChatSession.objects.filter(pk=session_id, turn_worker=worker or this_worker()).update(
+        turn_worker="", turn_lease_until=None, turn_started_at=None
     )
 
 
@@ -77,7 +141,7 @@ def wait_until_free(
 
 
 def release_dead(now: datetime | None = None) -> int:
-    """At start-up: free the sessions whose turn holder died or whose lease ran out."""
+    """Free the sessions whose turn holder died or whose lease ran out (at start-up)."""
     now = now or timezone.now()
     freed = 0
     for session in ChatSession.objects.exclude(turn_worker="").only("turn_worker", "turn_lease_until"):

@@ -45,6 +45,7 @@ const WAITING_ENDS = { reasoning: 1, delta: 1, tool_started: 1, done: 1, error: 
 const HANDLERS = {
   turn_started: "started", reasoning: "reasoning", notice: "notice", delta: "delta", tool_started: "toolStarted",
   tool_finished: "toolFinished", usage: "usage", done: "done", error: "error", saved: "saved", ready: "ready",
+  stopping: "stopping",
 };
 
 // ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame)}
@@ -261,6 +262,15 @@ export class TurnView {
 
   ready() {
     this.turn = null;
+    this.ui.setBusy(false);
+  }
+
+  // The server's answer to Stop. running: the turn is being stopped, its "done" and "ready"
+  // follow. Not running: no turn runs any more (it just ended, or the server writing it died),
+  // so the input is free at once; frames of an answer that just ended may still arrive and show.
+  stopping(f) {
+    if (f.running) return;
+    this.stopWaiting();
     this.ui.setBusy(false);
   }
 }

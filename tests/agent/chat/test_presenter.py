@@ -36,3 +36,12 @@ def test_counters_count_down_to_the_next_reviews_and_are_none_when_off(home):
     assert presenter.counters(s) == {"turns_until_memory_review": 6, "iters_until_skill_review": 3}
     write_config(home, "memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n")
     assert presenter.counters(s) == {"turns_until_memory_review": None, "iters_until_skill_review": None}
+
+
+def test_the_checkpoint_of_an_answer_still_being_written_is_not_called_stopped():
+    s = ChatSession.objects.create()
+    Message.objects.create(session=s, role="user", content="explain exit 137")
+    Message.objects.create(session=s, role="assistant", content="Exit 137 means", finish_reason="interrupted")
+    assert presenter.conversation(s, writing=True)[-1].ending == presenter.STILL_WRITING
+    # Its server died, or the person pressed Stop: the same row reads as stopped.
+    assert presenter.conversation(s)[-1].ending == presenter.ENDINGS["interrupted"]

@@ -75,3 +75,40 @@ def test_oversized_and_empty_messages_are_refused_before_anything_is_stored(home
         list(agent.run_turn("   "))
     assert not Message.objects.filter(session=agent.session).exists()
     assert llm.chat_requests() == []
+
+
+class Stepping:
+    """A clock that moves on by `step` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+ANSWER = "Exit code 137 means the kernel's OOM killer stopped the process; raise the memory limit."
+
+
+def _assistant_rows(agent: AgentSession) -> list[tuple[str, str]]:
+    return list(Message.objects.filter(session=agent.session, role="assistant").values_list("content", "finish_reason"))
+
+
+def test_a_checkpointed_answer_is_stored_once_and_the_session_counts_it_once(home, llm):
+    llm.push(Reply(tool_calls=[{"name": "skills_list", "arguments": {}}]), Reply(text=ANSWER))
+    agent = AgentSession.open(source="cli", clock=Stepping(0.4))  # a checkpoint every few chunks
+    list(agent.run_turn("why exit 137?"))
+    assert _assistant_rows(agent) == [("", "tool_calls"), (ANSWER, "stop")]
+    agent.session.refresh_from_db()
+    assert agent.session.message_count == Message.objects.filter(session=agent.session).count() == 4
+    assert agent.is_current()  # the cached agent knows every row it made, the checkpoint included
+
+
+def test_an_answer_cut_off_mid_stream_keeps_one_row_marked_as_the_error(home, llm):
+    write_config(home, "model:\n  max_retries: 0\n")
+    llm.push(Reply(text=ANSWER, cut_off=True))
+    agent = AgentSession.open(source="cli", clock=Stepping(0.4))
+    list(agent.run_turn("why exit 137?"))
+    ((content, reason),) = _assistant_rows(agent)
+    assert reason == "error" and content and ANSWER.startswith(content)

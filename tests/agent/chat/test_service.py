@@ -7,6 +7,7 @@ import os
 import queue
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def test_one_turn_at_a_time_stop_reaches_it_and_the_busy_state_is_on_the_row():
     assert not chat_service.is_busy(s.pk)
     assert chat_service.try_begin_turn(s.pk) is not None
     chat_service.stop_turn(s.pk)
+    chat_service.forget(s.pk)  # no heartbeat left renewing this test's chat
     turns.release(s.pk)
 
 
@@ -106,3 +108,20 @@ def test_importing_the_service_starts_no_turn_threads(tmp_path):
     env = {**os.environ, "HERMES_HOME": str(tmp_path), "DJANGO_SETTINGS_MODULE": "hermes_site.settings"}
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["True", "False"], out.stderr
+
+
+def test_a_running_turn_is_kept_alive_by_the_heartbeat_until_it_ends(home, llm, monkeypatch):
+    session = chat_service.create_session()
+    llm.push(Reply(text="done"))
+    held: list[list[str]] = []
+    real_hold = chat_service.heartbeat.hold
+
+    def hold(session_id: str, on_lost: Callable[[], None]) -> None:
+        real_hold(session_id, on_lost)
+        held.append(chat_service.heartbeat.held())
+
+    monkeypatch.setattr(chat_service.heartbeat, "hold", hold)
+    frames = _run_turn(session.pk, "hello")
+    assert held == [[session.pk]]  # from the claim on
+    assert session.pk not in chat_service.heartbeat.held() and not turns.is_busy(session.pk)
+    assert frames[-1]["type"] == "saved"

@@ -73,3 +73,48 @@ def test_wait_until_free_gives_up_at_the_timeout_with_an_injected_clock():
 def test_claiming_a_deleted_chat_raises():
     with pytest.raises(ChatSession.DoesNotExist):
         turns.claim("no-such-session")
+
+
+def _holder(session_id: str) -> turns.Holder:
+    found = turns.holder(session_id)
+    assert found is not None
+    return found
+
+
+def test_a_watched_turn_is_running_until_its_lease_runs_out_then_lost_for_every_watcher():
+    s = ChatSession.objects.create()
+    start = timezone.now()
+    assert turns.claim(s.pk, worker="other-host:3", now=start)
+    turn = _holder(s.pk)
+    assert turns.check(s.pk, turn, now=start + turns.LEASE - timedelta(seconds=1)) == "running"
+    void = start + turns.LEASE + timedelta(seconds=1)
+    assert turns.check(s.pk, turn, now=void) == "lost"
+    # The first watcher freed the chat; the others, checking after it, still hear "lost".
+    assert not turns.is_busy(s.pk, now=void) and turns.holder(s.pk) is None
+    assert turns.check(s.pk, turn, now=void) == "lost"
+    assert turns.claim(s.pk, worker="other-host:4", now=void)
+    assert turns.check(s.pk, turn, now=void) == "ended"  # a newer turn is not the lost one
+
+
+def test_a_turn_whose_process_died_is_lost_at_once_and_a_finished_one_ended():
+    dead = ChatSession.objects.create()
+    assert turns.claim(dead.pk, worker=_dead_worker())
+    assert turns.check(dead.pk, _holder(dead.pk)) == "lost"
+    done = ChatSession.objects.create()
+    assert turns.claim(done.pk)
+    turn = _holder(done.pk)
+    assert turns.check(done.pk, turn) == "running"
+    turns.release(done.pk)
+    assert turns.check(done.pk, turn) == "ended"
+
+
+def test_renewing_all_leases_in_one_statement_names_the_ones_no_longer_held():
+    start = timezone.now()
+    kept, taken = ChatSession.objects.create(), ChatSession.objects.create()
+    for s in (kept, taken):
+        assert turns.claim(s.pk, worker="this-host:5", now=start)
+    ChatSession.objects.filter(pk=taken.pk).update(turn_worker="other-host:6")
+    later = start + turns.LEASE
+    assert turns.renew_all([kept.pk, taken.pk], worker="this-host:5", now=later) == {taken.pk}
+    assert turns.is_busy(kept.pk, now=later + turns.LEASE - timedelta(seconds=1))
+    assert turns.renew_all([], worker="this-host:5") == set()
