@@ -281,9 +281,9 @@ class PendingWrite(models.Model):
 
     @property
     def hold_kind(self) -> str:
-        """Why a held write waits: "conflict", "untested" or "unsupported" (its reason's first word)."""
+        """Why a held write waits: "conflict", "untested", "removal" or "unsupported" (its reason's first word)."""
         first = self.reason.split(":", 1)[0].strip().casefold()
-        return first if first in ("conflict", "untested") else "unsupported"
+        return first if first in ("conflict", "untested", "removal") else "unsupported"
 
     def _claim(self) -> bool:
         """Mark the item decided; False if another request (a second tab, a double click) got there first."""
