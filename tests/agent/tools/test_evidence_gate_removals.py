@@ -43,14 +43,14 @@ def _review(agent: AgentSession, calls: list[dict], llm, kind: str = "combined")
 
 
 def _skill_call(action: str, evidence: list[str] | None = None, **extra: str) -> dict:
-    args = {"action": action, "name": "deploy-app", **extra}
+    args: dict[str, object] = {"action": action, "name": "deploy-app", **extra}
     if evidence is not None:
         args["evidence"] = evidence
     return {"name": "skill_manage", "arguments": args}
 
 
 def _forget(evidence: list[str] | None = None) -> dict:
-    args = {"target": "user", "action": "remove", "old_text": "Berlin"}
+    args: dict[str, object] = {"target": "user", "action": "remove", "old_text": "Berlin"}
     if evidence is not None:
         args["evidence"] = evidence
     return {"name": "memory", "arguments": args}
