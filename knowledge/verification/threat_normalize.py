@@ -9,24 +9,24 @@ undone before the patterns run (`readings`):
   spirit of the Unicode TR39 skeleton ("ignоre" with a Cyrillic о -> "ignore"), and digits used
   as letters inside a word are read as letters ("1gn0re" -> "ignore");
 - letters spread out with spaces, dots or hyphens are joined ("i g n o r e", "ig-no-re");
-- base64, hex and percent-encoded runs are decoded and scanned as text of their own.
+- base64, hex and percent-encoded runs are decoded and scanned as text of their own
+  (knowledge/verification/threat_decode.py).
 
-Every reading is bounded (MAX_SCAN_CHARS, a few decoded runs) so a write stays cheap.
+Every reading is bounded (MAX_SCAN_CHARS, a few decoded runs) so a write stays cheap, and a
+reading whose trigger is absent (no non-ASCII letter, no digit beside a letter, no hidden
+character) costs one C-speed check, not a pass of its own.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import re
 import unicodedata
-from urllib.parse import unquote
 
 from knowledge.verification.threat_confusables import CONFUSABLES as GENERATED_CONFUSABLES
+from knowledge.verification.threat_decode import decoded_runs
 
 MAX_SCAN_CHARS = 65_536
-MAX_DECODED_RUNS = 8
 
 # Fillers that render as blank space yet are letters or marks, so category checks miss them.
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f\u17b4\u17b5\u2061")
@@ -278,73 +278,6 @@ _NOT_LETTER = re.compile(r"[\W\d_]+")
 def compact(text: str) -> str:
     """Letters only, for phrases spelled out letter by letter with no word gaps at all."""
     return _NOT_LETTER.sub("", text.lower())
-
-
-# -- encoded runs ---------------------------------------------------------------------------------
-
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
-# Bare hex digits, and hex with a prefix on every byte: two patterns, each quick to skip ahead in.
-# Each starts with a class (a look-behind second), so the engine skips to its first characters.
-_HEX_RUN = re.compile(r"[0-9a-fA-F](?<![0-9a-fA-F][0-9a-fA-F])[0-9a-fA-F](?:[\s,:]?[0-9a-fA-F]{2}){7,}")
-_HEX_PREFIXED = re.compile(r"(?:(?:\\x|0x|%)[0-9a-fA-F]{2}[\s,:]?){8,}")
-_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){4,}")
-
-
-def _readable(raw: bytes) -> str | None:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    printable = len(text) if text.isprintable() else sum(ch.isprintable() or ch in "\n\t" for ch in text)
-    return text if text and printable >= 0.9 * len(text) and any(ch.isalpha() for ch in text) else None
-
-
-def _from_b64(run: str) -> str | None:
-    padded = run + "=" * (-len(run) % 4)
-    try:
-        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return _readable(raw)
-
-
-def _from_hex(run: str) -> str | None:
-    digits = re.sub(r"\\x|0x|%|[\s,:]", "", run)
-    if len(digits) % 2:
-        digits = digits[:-1]
-    try:
-        return _readable(bytes.fromhex(digits))
-    except ValueError:
-        return None
-
-
-def decoded_runs(text: str) -> list[str]:
-    """Text hidden in base64, hex or percent-encoding, at most MAX_DECODED_RUNS of them."""
-    found: list[str] = []
-    prefixed = "%" in text or "0x" in text or "\\x" in text
-    spans: list[tuple[int, int]] = []  # runs decoded as prefixed hex: their %XX need no second decoding
-    for rx, decode in ((_HEX_RUN, _from_hex), (_HEX_PREFIXED, _from_hex), (_B64_RUN, _from_b64)):
-        if rx is _HEX_PREFIXED and not prefixed:
-            continue
-        for m in rx.finditer(text):
-            if rx is _HEX_PREFIXED:
-                spans.append(m.span())
-            decoded = decode(m.group(0).strip())
-            if decoded and decoded not in found:
-                found.append(decoded)
-            if len(found) >= MAX_DECODED_RUNS:
-                return found
-    covered = iter(spans)  # in text order, as the percent runs are: one walk through both
-    span = next(covered, None)
-    for m in _PERCENT.finditer(text) if "%" in text else ():
-        while span is not None and span[1] < m.end():
-            span = next(covered, None)
-        if span is not None and span[0] <= m.start():
-            continue
-        decoded = unquote(m.group(0))
-        if decoded != m.group(0) and decoded not in found and _readable(decoded.encode("utf-8", "replace")):
-            found.append(decoded)
-    return found[:MAX_DECODED_RUNS]
 
 
 _TAG_CHARS = re.compile("[\U000e0020-\U000e007e]+")
