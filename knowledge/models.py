@@ -285,10 +285,11 @@ class PendingWrite(models.Model):
 
     @property
     def hold_kind(self) -> str:
-        """Why a held write waits: "conflict", "untested", "duplicate", "instruction" or "unsupported"
-        (its reason's first word)."""
+        """Why a held write waits: "conflict", "untested", "duplicate", "instruction", "removal" or
+        "unsupported" (its reason's first word)."""
         first = self.reason.split(":", 1)[0].strip().casefold()
-        return first if first in ("conflict", "untested", "duplicate", "instruction") else "unsupported"
+        kinds = ("conflict", "untested", "duplicate", "instruction", "removal")
+        return first if first in kinds else "unsupported"
 
     def _claim(self) -> bool:
         """Mark the item decided; False if another request (a second tab, a double click) got there first."""

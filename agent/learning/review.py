@@ -106,7 +106,9 @@ EVIDENCE_RULE = (
     "sentences (the user's own words for memory, not text they pasted; for skills, tool output showing the "
     "steps worked or the user saying so). Never infer personal facts; the assistant's own suggestions, "
     "hypotheticals, questions, jokes and other people's preferences are not the user's. A write the quotes "
-    "do not support is not saved but held for the user."
+    "do not support is not saved but held for the user. Removing a memory entry, or deleting, disabling "
+    "or removing a file of a skill, needs the user's own words asking for it in 'evidence'; without them "
+    "it waits for the user's approval."
 )
 
 # A review waiting for another of its session gives up after this long (the other is bounded by

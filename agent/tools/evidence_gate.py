@@ -11,7 +11,10 @@ With `learning.evidence: required`:
 - main agent: its memory writes must be supported by the person's current message (or, for its own
   notes, this turn's tool output); the turn's message is recorded as the evidence.
 - the user (dashboard, approvals) and imports need no evidence.
-With `off`, nothing is held (quotes found are still linked).
+With `off`, nothing is held (quotes found are still linked), except removals:
+- a review's or flush's skill delete, disable, remove_file and memory remove go ahead only when the
+  person asked for them in the conversation (quoted, knowledge/verification/removal.py); otherwise
+  they wait in the inbox as a "Removal" hold, and approving one applies it as one undoable change.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
 from knowledge.models import Message, PendingWrite
 from knowledge.provenance import Provenance
-from knowledge.verification import conflicts, evidence, support
+from knowledge.verification import conflicts, evidence, removal, support
 from knowledge.verification.documents import Located, statement_text
 from knowledge.verification.lexicon import content_terms
 
@@ -45,7 +48,7 @@ BOTH_HOLD_PARAM: dict[str, Any] = {
 }
 
 # The reason's first word names the kind of hold the inbox shows.
-UNSUPPORTED, CONFLICT, UNTESTED = "Unsupported", "Conflict", "Untested"
+UNSUPPORTED, CONFLICT, UNTESTED, REMOVAL = "Unsupported", "Conflict", "Untested", "Removal"
 CONFLICT_ADVICE = (
     "Replace the old entry (action 'replace', old_text from it) if the new one is right, or, if both hold, add "
     "it again with both_hold: true."
@@ -205,6 +208,42 @@ def settle_conflicts(args: dict[str, Any], ctx: ToolContext) -> None:
             item.save(update_fields=["status", "decided_at", "result"])
 
 
+def decide_removal(args: dict[str, Any], ctx: ToolContext, kind: str, subject: str) -> Decision:
+    """A review's or flush's removal (skill delete, disable, remove_file; memory remove) goes ahead
+    only when the person asked for it in the conversation (knowledge/verification/removal.py);
+    otherwise it is held for their approval, whatever `learning.evidence` says: the rule protects
+    what the person already has, not what the model learned. The person and the chatting agent,
+    acting on the person's own message, are not held."""
+    if ctx.actor not in ("review", "flush"):
+        return Decision(ctx.provenance())
+    earlier = _removal_held_before(args, ctx, kind)
+    if earlier is not None:  # other quotes for a removal already held do not release it
+        return Decision(ctx.provenance(), f"{REMOVAL}: tried again after it was held.", join_id=earlier.pk)
+    verdict = evidence.check(args.get("evidence"), ctx.seen, "memory", ctx.session_id)
+    reason = verdict.reason or _unlinked(verdict) or removal.check(subject, verdict.located)
+    if not reason:
+        return Decision(ctx.provenance(_pairs(verdict)))
+    what = "this removal" if kind == "memory" else f"this {args.get('action')}"
+    return Decision(ctx.provenance(), f"{REMOVAL}: the person did not ask for {what} in the conversation. {reason}")
+
+
+def _removal_key(args: Any) -> tuple[str, ...]:
+    args = args if isinstance(args, dict) else {}
+    ops = [(str(op.get("action")), str(op.get("old_text"))) for op in memory_ops(args)]
+    return (str(args.get("action")), str(args.get("name")), str(args.get("file_path")), *map(str, ops))
+
+
+def _removal_held_before(args: dict[str, Any], ctx: ToolContext, kind: str) -> PendingWrite | None:
+    """The same removal held earlier in this review: a retry joins it instead of queueing it twice."""
+    if ctx.review_id is None:
+        return None
+    held = PendingWrite.objects.filter(
+        review_id=ctx.review_id, kind=kind, unsupported=True, status="pending", reason__startswith=REMOVAL
+    )
+    key = _removal_key(args)
+    return next((item for item in held.order_by("id") if _removal_key(item.arguments) == key), None)
+
+
 def _decide_agent(args: dict[str, Any], ctx: ToolContext, kind: str, existing: Sequence[tuple[str, str]]) -> Decision:
     raw = args.get("evidence")
     verdict = evidence.Verdict()
@@ -252,19 +291,28 @@ def hold(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, deci
         tried = json.dumps(args.get("evidence"), ensure_ascii=False)[:400]
         pending.reason += f"\nTried again in the same review with other quotes: {tried}"
         pending.save(update_fields=["reason"])
-        error = f"Not saved: it was already held for the person (#{pending.pk}); this attempt joins it."
+        verb = "Not done" if pending.reason.startswith(REMOVAL) else "Not saved"
+        error = f"{verb}: it was already held for the person (#{pending.pk}); this attempt joins it."
         error += " Do not submit it again."
+    elif decision.held_reason.startswith(REMOVAL):
+        pending = _held(kind, tool_name, args, ctx, decision)
+        error = f"Not done: {decision.held_reason} It was held for the person's approval in their inbox"
+        error += f" (#{pending.pk}); nothing was removed. Do not submit it again."
     else:
-        pending = PendingWrite.objects.create(
-            kind=kind,
-            tool_name=tool_name,
-            arguments=args,
-            session_id=ctx.session_id,
-            review_id=ctx.review_id,
-            unsupported=True,
-            reason=decision.held_reason,
-            conflict=decision.conflict or {},
-        )
+        pending = _held(kind, tool_name, args, ctx, decision)
         error = f"Not saved: {decision.held_reason} It waits in the person's inbox for them to decide."
         error += f" {decision.advice}" if decision.advice else " Do not submit it again."
     return ToolResult.failure(error, changed=False, unsupported=True, pending_id=pending.pk)
+
+
+def _held(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, decision: Decision) -> PendingWrite:
+    return PendingWrite.objects.create(
+        kind=kind,
+        tool_name=tool_name,
+        arguments=args,
+        session_id=ctx.session_id,
+        review_id=ctx.review_id,
+        unsupported=True,
+        reason=decision.held_reason,
+        conflict=decision.conflict or {},
+    )

@@ -124,6 +124,22 @@ def _stage(args: dict[str, Any], target: str, operations: list[Any], ctx: ToolCo
     )
 
 
+def removed_entries(store: MemoryStore, target: str, operations: list[Any]) -> list[str]:
+    """The entries the operations' removes would take out (one each; a remove that matches none,
+    or several, is refused by the store anyway)."""
+    entries = store.entries(target)
+    removed: list[str] = []
+    for op in operations:
+        old = op.get("old_text") if isinstance(op, dict) and op.get("action") == "remove" else None
+        if not isinstance(old, str) or not old:
+            continue
+        matches = [e for e in entries if old in e]
+        exact = [e for e in matches if e == old]
+        if len(matches) == 1 or exact:
+            removed.append((exact or matches)[0])
+    return removed
+
+
 def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
     def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         store = store_factory()
@@ -141,6 +157,10 @@ def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
         decision = verify_gate.second_reading(args, ctx, existing, evidence_gate.decide(args, ctx, "memory", existing))
         if decision.held_reason and any(op.get("content") for op in operations if isinstance(op, dict)):
             return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision)
+        for entry in removed_entries(store, target, operations):
+            removal = evidence_gate.decide_removal(args, ctx, "memory", entry)
+            if removal.held_reason:
+                return evidence_gate.hold("memory", TOOL_NAME, args, ctx, removal)
         if ctx.stage_writes.get("memory"):
             return _stage(args, target, operations, ctx)
         result = memory_budget.write(store, target, operations, decision.prov, ctx.turn_state)

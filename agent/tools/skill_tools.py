@@ -192,6 +192,8 @@ def run_action(args: dict[str, Any], prov: Provenance, store: SkillStore | None 
 
 # The actions that claim something was learned, so they must show where it was learned.
 EVIDENCED = ("create", "patch", "edit")
+# The actions that take away what the person had: a review may do them only when asked.
+REMOVALS = ("delete", "disable", "remove_file")
 
 
 def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -207,6 +209,11 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     decision = evidence_gate.decide(args, ctx, "skill")
     if action in EVIDENCED and decision.held_reason:
         return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
+    if action in REMOVALS:
+        subject = f"{name} {args.get('file_path') or ''}".strip()
+        decision = evidence_gate.decide_removal(args, ctx, "skill", subject)
+        if decision.held_reason:
+            return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
     if not ctx.stage_writes.get("skills"):
         return run_action(args, decision.prov, store)
     PendingWrite.objects.create(

@@ -1,7 +1,7 @@
-"""How the threat patterns are compiled so that scanning a text costs time linear in its length.
+r"""How the threat patterns are compiled so that scanning a text costs time linear in its length.
 
 Python's `re` backtracks: a pattern tried at every position of a 64 KiB text is as slow as the
-slowest failing attempt times the number of positions. Three things keep that bounded:
+slowest failing attempt times the number of positions. These keep that bounded:
 
 - every reading is lower-cased once and patterns are compiled without IGNORECASE (their
   literals lower-cased here), which lets the engine skip ahead to a pattern's first letters
@@ -9,8 +9,13 @@ slowest failing attempt times the number of positions. Three things keep that bo
 - a pattern's top-level alternatives become patterns of their own, for the same reason (a
   top-level `|` hides each alternative's first letters from the engine);
 - each piece carries the literal words that any match must contain (`required`, worked out from
-  the parsed pattern); a piece whose words appear in none of the readings is not run at all, and
-  a plain note holds the words of only a few pieces.
+  the parsed pattern), and the further sets of which a match holds one word each (`also`: the
+  verbs of "verb … file" beside the file names); a piece is run only on the readings holding a
+  word of every set, and a plain note holds the words of only a few pieces;
+- a piece opening with `\b(?:word|…)` is searched without the `\b`, which lets the engine skip to
+  the words' first letters, and the `\b` is checked where it matches (`Piece.search`);
+- the few words a pattern allows after its opening verbs may not be another of the verbs
+  (`temper_first_gap`), so a text repeating a verb reads each word once, not four times over.
 
 The patterns themselves keep every repetition between key words bounded (`{0,n}`), never an
 open `[^>]*` or `.*` from a prefix that can repeat: knowledge/verification/threat_patterns.py.
@@ -24,7 +29,7 @@ from re import _constants as sre_c  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["Piece", "compile_specs", "lower_source", "required", "split_top"]
+__all__ = ["Piece", "compile_specs", "constraints", "lower_source", "required", "split_top"]
 
 _FLAGS = re.DOTALL
 
@@ -36,6 +41,35 @@ class Piece:
     rx: re.Pattern[str]
     # One of these is in every match (never holding a space); None: no word is required.
     needles: frozenset[str] | None
+    # The pattern without its leading `\b`, when it has one: see `search`.
+    unbounded: re.Pattern[str] | None = None
+    # More sets of words a match needs besides `needles` (one of each): a pattern "verb … file"
+    # is not run on a text holding the file names but none of the verbs.
+    also: tuple[frozenset[str], ...] = ()
+
+    def search(self, text: str) -> bool:
+        r"""Whether the piece matches `text`: `rx.search`, faster.
+
+        A pattern opening with `\b(?:word|word…)` is tried at every position of the text, as
+        the engine cannot skip ahead past a `\b`; without it, it skips to the words' first
+        letters. So the pattern without the `\b` is searched, and a match is kept only where
+        the `\b` holds (a word character on one side of its start only); else the search goes
+        on from the next position. Every match of `rx` is a match of the shorter pattern at the
+        same place, so none is missed."""
+        if self.unbounded is None:
+            return self.rx.search(text) is not None
+        pos = 0
+        while (m := self.unbounded.search(text, pos)) is not None:
+            at = m.start()
+            if _is_word(text, at - 1) != _is_word(text, at) and self.rx.match(text, at):
+                return True
+            pos = at + 1
+        return False
+
+
+def _is_word(text: str, i: int) -> bool:
+    # What `\w` is for a str pattern: a Unicode letter or digit, or "_".
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
 def lower_source(source: str) -> str:
@@ -116,15 +150,15 @@ def _node_needles(op: object, av: Any) -> frozenset[str] | None:
     return None  # anchors, lookarounds, categories, `.`: nothing a match must spell
 
 
-def required(items: Any) -> frozenset[str] | None:
-    """Strings of which every match contains at least one (the best such set), or None."""
-    best: frozenset[str] | None = None
+def constraints(items: Any) -> list[frozenset[str]]:
+    """Sets of strings, one per part of the sequence that spells something: every match holds
+    at least one string of each set."""
+    found: list[frozenset[str]] = []
     run: list[str] = []
 
     def consider(needles: frozenset[str] | None) -> None:
-        nonlocal best
-        if needles and _score(needles) > _score(best):
-            best = needles
+        if needles:
+            found.append(needles)
 
     for op, av in items:
         if op is sre_c.LITERAL and not chr(av).isspace():
@@ -136,13 +170,67 @@ def required(items: Any) -> frozenset[str] | None:
         consider(_node_needles(op, av))
     if run:
         consider(frozenset({"".join(run)}))
-    return best
+    return found
+
+
+def required(items: Any) -> frozenset[str] | None:
+    """Strings of which every match contains at least one (the best such set), or None."""
+    return max(constraints(items), key=_score, default=None)
+
+
+# The few words allowed between key words (threat_patterns_intl's `_W`).
+_WORD_GAP = r"(?:\S+\s+){0,4}?"
+
+
+def _group_end(source: str, start: int) -> int:
+    """The index of the `)` closing the group opened at `start` (escapes and classes skipped)."""
+    depth, i = 0, start
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            i += 1 + (source[i + 1 : i + 2] == "^")
+            i += source[i : i + 1] == "]"
+            while i < len(source) and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def temper_first_gap(part: str) -> str:
+    r"""`\b(?:verb|verb…)\s+` + a few words: the words may not be another of the verbs.
+
+    On a text repeating a verb, each occurrence would otherwise read the next four words, and
+    try every noun after each. A match from one verb whose gap runs over a later verb implies a
+    match from the later one (its gap is shorter), so nothing is lost; this is the `_gap` of
+    threat_patterns.py for the word gaps."""
+    if not part.startswith(r"\b(?:"):
+        return part
+    end = _group_end(part, 2)
+    lead = r"\s+" + _WORD_GAP
+    if end < 0 or not part.startswith(lead, end + 1):
+        return part
+    verbs = part[2 : end + 1]
+    tempered = rf"\s+(?:(?!{verbs}\b)\S+\s+){{0,4}}?"
+    return part[: end + 1] + tempered + part[end + 1 + len(lead) :]
 
 
 def compile_specs(specs: list[tuple[str, str, str]]) -> list[Piece]:
     """Each spec's top-level alternatives, lower-cased and compiled, with the words each needs."""
     pieces: list[Piece] = []
     for pid, reason, source in specs:
-        for part in split_top(lower_source(source)):
-            pieces.append(Piece(pid, reason, re.compile(part, _FLAGS), required(sre_parse.parse(part, _FLAGS))))
+        for part in map(temper_first_gap, split_top(lower_source(source))):
+            unbounded = re.compile(part[2:], _FLAGS) if part.startswith(r"\b") else None
+            sets = constraints(sre_parse.parse(part, _FLAGS))
+            needles = max(sets, key=_score, default=None)
+            also = tuple(dict.fromkeys(x for x in sets if x != needles))
+            pieces.append(Piece(pid, reason, re.compile(part, _FLAGS), needles, unbounded, also))
     return pieces

@@ -9,24 +9,24 @@ undone before the patterns run (`readings`):
   spirit of the Unicode TR39 skeleton ("ignоre" with a Cyrillic о -> "ignore"), and digits used
   as letters inside a word are read as letters ("1gn0re" -> "ignore");
 - letters spread out with spaces, dots or hyphens are joined ("i g n o r e", "ig-no-re");
-- base64, hex and percent-encoded runs are decoded and scanned as text of their own.
+- base64, hex and percent-encoded runs are decoded and scanned as text of their own
+  (knowledge/verification/threat_decode.py).
 
-Every reading is bounded (MAX_SCAN_CHARS, a few decoded runs) so a write stays cheap.
+Every reading is bounded (MAX_SCAN_CHARS, a few decoded runs) so a write stays cheap, and a
+reading whose trigger is absent (no non-ASCII letter, no digit beside a letter, no hidden
+character) costs one C-speed check, not a pass of its own.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import re
 import unicodedata
-from urllib.parse import unquote
 
 from knowledge.verification.threat_confusables import CONFUSABLES as GENERATED_CONFUSABLES
+from knowledge.verification.threat_decode import decoded_runs
 
 MAX_SCAN_CHARS = 65_536
-MAX_DECODED_RUNS = 8
 
 # Fillers that render as blank space yet are letters or marks, so category checks miss them.
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f\u17b4\u17b5\u2061")
@@ -66,7 +66,33 @@ def _as_class(code_points: frozenset[int]) -> str:
     return "[" + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges) + "]"
 
 
-_HIDDEN_RX = re.compile(_as_class(_HIDDEN))
+def _fast_class(code_points: frozenset[int], suffix: str = "") -> str:
+    """`_as_class`, split so that the engine looks a BMP character up in one table: a class
+    holding code points beyond U+FFFF is otherwise a list of ranges tried one by one at every
+    character (20 times slower on 64 KiB). The astral part is tried only at astral characters."""
+    bmp = frozenset(cp for cp in code_points if cp < 0x10000)
+    parts = [_as_class(bmp) + suffix] if bmp else []
+    if code_points - bmp:
+        parts.append("(?=[\U00010000-\U0010ffff])" + _as_class(code_points - bmp) + suffix)
+    return "|".join(parts)
+
+
+_HIDDEN_RX = re.compile(_fast_class(_HIDDEN))
+# Above this many distinct hidden characters in one text the rest are removed by one translate.
+_FEW_HIDDEN = 16
+_HIDDEN_TABLE: dict[str, dict[int, str | None]] = {r: dict.fromkeys(_HIDDEN, r or None) for r in ("", " ")}
+
+
+def _replace_hidden(text: str, repl: str) -> str:
+    """Every hidden code point replaced by `repl`. A text holds few distinct ones, however many
+    times each: find one, replace all of it (str.replace, in C), look again; a regex substitution
+    per occurrence (32,768 of them in 64 KiB) costs a Python object each."""
+    for _ in range(_FEW_HIDDEN):
+        m = _HIDDEN_RX.search(text)
+        if m is None:
+            return text
+        text = text.replace(m.group(0), repl)
+    return text.translate(_HIDDEN_TABLE[repl]) if _HIDDEN_RX.search(text) else text
 
 
 def is_hidden(ch: str) -> bool:
@@ -121,7 +147,7 @@ def first_hidden(text: str) -> str | None:
 
 def strip_hidden(text: str) -> str:
     # A regex with a class of ranges runs in C; str.translate looks up every non-ASCII character.
-    return _HIDDEN_RX.sub("", text) if _HIDDEN_RX.search(text) else text
+    return _replace_hidden(text, "") if _HIDDEN_RX.search(text) else text
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -133,7 +159,7 @@ def base(text: str, hidden_as: str = "") -> str:
     With `hidden_as=" "` they become spaces instead, for marks used in place of spaces.
     """
     text = text[:MAX_SCAN_CHARS]
-    kept = _HIDDEN_RX.sub(hidden_as, text) if _HIDDEN_RX.search(text) else text
+    kept = _replace_hidden(text, hidden_as) if _HIDDEN_RX.search(text) else text
     return " ".join(unicodedata.normalize("NFKC", kept).split())
 
 
@@ -179,30 +205,30 @@ def _deleet(match: re.Match[str]) -> str:
     return _deleet_word(match.group(0))
 
 
-_CONFUSABLE_RUN = re.compile(_as_class(frozenset(_CONFUSABLES)) + "+")
-
-
-@functools.lru_cache(maxsize=8192)
-def _fold_run(run: str) -> str:
-    return run.translate(_CONFUSABLES)
-
-
-def _fold(match: re.Match[str]) -> str:
-    return _fold_run(match.group(0))
+_CONFUSABLE_RX = re.compile(_fast_class(frozenset(_CONFUSABLES)))
 
 
 def fold_confusables(text: str) -> str:
-    """Confusable letters folded onto the letters they pass for.
+    """Confusable letters folded onto the letters they pass for (none in ASCII text).
 
-    Only runs of confusable letters are translated (str.translate looks up every non-ASCII
-    character one by one), and repeated runs come from a cache.
-    """
-    return _CONFUSABLE_RUN.sub(_fold, text)
+    Looked for first (one table look-up per character), then one str.translate of the whole
+    text: a dictionary look-up per character, cheaper than translating each run of them."""
+    if text.isascii() or not _CONFUSABLE_RX.search(text):
+        return text
+    return text.translate(_CONFUSABLES)
+
+
+# A letter beside a digit or symbol: without one no word mixes them, and the word pass is skipped.
+# (It starts with a class, so the engine skips to digits and symbols.)
+_MIXED_TRIGGER = re.compile(r"[\d@$!](?:(?<=[^\W\d_][\d@$!])|(?=[^\W\d_]))")
 
 
 def skeleton(text: str) -> str:
     """Confusable letters folded to Latin, digits-as-letters read as letters; lower-cased."""
-    return _MIXED_WORD.sub(_deleet, fold_confusables(text)).lower()
+    folded = fold_confusables(text)
+    if _MIXED_TRIGGER.search(folded):
+        folded = _MIXED_WORD.sub(_deleet, folded)
+    return folded.lower()
 
 
 # -- spread-out letters ---------------------------------------------------------------------------
@@ -210,22 +236,40 @@ def skeleton(text: str) -> str:
 # A run of single characters kept apart by single spaces ("i g n o r e", "h t t p s : / /"), or
 # single letters kept apart by a punctuation separator ("i.g.n.o.r.e", "i_g_n_o_r_e").
 # Two patterns rather than one alternation: each then starts with a class the engine can skip to.
-_SPREAD_SPACED = re.compile(r"(?<!\S)\S (?:\S ){0,4096}\S(?!\S)")
-_SPREAD_MARKED = re.compile(r"(?<!\w)(?:\w[._*·•\-/|+~]){3,4096}\w(?!\w)")
-_SEPARATORS = re.compile(r"[ ._*·•\-/|+~]")
-_SPACES = re.compile(r" ")
+# Both start with a character the engine can skip to (a space; a separator), not a look-behind
+# tried at every position: a spaced run is matched with the space before it (a run opening the
+# text is matched on its own), a marked run from its first separator (its first letter before it).
+_SPREAD_SPACED = re.compile(r" \S (?:\S ){0,4096}\S(?!\S)")
+_SPREAD_SPACED_AT_START = re.compile(r"\S (?:\S ){0,4096}\S(?!\S)")
+_MARK = r"[._*·•\-/|+~]"
+_SPREAD_MARKED = re.compile(rf"{_MARK}(?<=\w{_MARK})(?<!\w\w{_MARK})(?:\w{_MARK}){{2,4095}}\w(?!\w)")
+# Deleted with str.translate: for ASCII text it works from a table of 128 entries, in C.
+_SEPARATORS = dict.fromkeys(map(ord, " ._*·•-/|+~"))
 _HYPHENATED = re.compile(r"(?<=\S)[\-·•~](?=\S)")
+_HYPHEN_CHARS = re.compile(r"[\-·•~]")
 
 
-def spread_runs(text: str) -> list[str]:
-    return [m.group(0) for rx in (_SPREAD_SPACED, _SPREAD_MARKED) for m in rx.finditer(text)]
+def join_spread(text: str, runs: list[str] | None = None) -> str:
+    """Spread-out letters joined, soft-hyphenated words closed up; words elsewhere kept apart.
+    The spread runs found on the way are added to `runs` when given."""
 
+    def spaced(m: re.Match[str]) -> str:
+        run = m.group(0)
+        lead = " " if run[0] == " " else ""
+        if runs is not None:
+            runs.append(run[len(lead) :])
+        return lead + run.replace(" ", "")
 
-def join_spread(text: str) -> str:
-    """Spread-out letters joined, soft-hyphenated words closed up; words elsewhere kept apart."""
-    joined = _SPREAD_SPACED.sub(lambda m: _SPACES.sub("", m.group(0)), text)
-    joined = _SPREAD_MARKED.sub(lambda m: _SEPARATORS.sub("", m.group(0)), joined)
-    return _HYPHENATED.sub("", joined)
+    def marked(m: re.Match[str]) -> str:
+        if runs is not None:
+            runs.append(m.string[m.start() - 1] + m.group(0))
+        return m.group(0).translate(_SEPARATORS)
+
+    opening = _SPREAD_SPACED_AT_START.match(text) if text[1:2] == " " else None
+    if opening is not None:
+        text = spaced(opening) + text[opening.end() :]
+    joined = _SPREAD_MARKED.sub(marked, _SPREAD_SPACED.sub(spaced, text))
+    return _HYPHENATED.sub("", joined) if _HYPHEN_CHARS.search(joined) else joined
 
 
 _NOT_LETTER = re.compile(r"[\W\d_]+")
@@ -234,60 +278,6 @@ _NOT_LETTER = re.compile(r"[\W\d_]+")
 def compact(text: str) -> str:
     """Letters only, for phrases spelled out letter by letter with no word gaps at all."""
     return _NOT_LETTER.sub("", text.lower())
-
-
-# -- encoded runs ---------------------------------------------------------------------------------
-
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
-# Bare hex digits, and hex with a prefix on every byte: two patterns, each quick to skip ahead in.
-_HEX_RUN = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{2}(?:[\s,:]?[0-9a-fA-F]{2}){7,}")
-_HEX_PREFIXED = re.compile(r"(?:(?:\\x|0x|%)[0-9a-fA-F]{2}[\s,:]?){8,}")
-_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){4,}")
-
-
-def _readable(raw: bytes) -> str | None:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    printable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
-    return text if text and printable >= 0.9 * len(text) and any(ch.isalpha() for ch in text) else None
-
-
-def _from_b64(run: str) -> str | None:
-    padded = run + "=" * (-len(run) % 4)
-    try:
-        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return _readable(raw)
-
-
-def _from_hex(run: str) -> str | None:
-    digits = re.sub(r"\\x|0x|%|[\s,:]", "", run)
-    if len(digits) % 2:
-        digits = digits[:-1]
-    try:
-        return _readable(bytes.fromhex(digits))
-    except ValueError:
-        return None
-
-
-def decoded_runs(text: str) -> list[str]:
-    """Text hidden in base64, hex or percent-encoding, at most MAX_DECODED_RUNS of them."""
-    found: list[str] = []
-    for rx, decode in ((_HEX_RUN, _from_hex), (_HEX_PREFIXED, _from_hex), (_B64_RUN, _from_b64)):
-        for m in rx.finditer(text):
-            decoded = decode(m.group(0).strip())
-            if decoded and decoded not in found:
-                found.append(decoded)
-            if len(found) >= MAX_DECODED_RUNS:
-                return found
-    for m in _PERCENT.finditer(text):
-        decoded = unquote(m.group(0))
-        if decoded != m.group(0) and _readable(decoded.encode("utf-8", "replace")):
-            found.append(decoded)
-    return found[:MAX_DECODED_RUNS]
 
 
 _TAG_CHARS = re.compile("[\U000e0020-\U000e007e]+")
@@ -299,24 +289,27 @@ def tag_text(text: str) -> str:
     return "".join(_TAG_CHARS.findall(text)).translate(_TAG_TO_ASCII)
 
 
-def _unspaced(text: str) -> str:
-    """NFKC with hidden characters removed but runs of spaces kept: "i g n o r e  a l l" keeps its word gaps."""
-    kept = strip_hidden(text[:MAX_SCAN_CHARS])
-    return re.sub(r"[^\S ]+", " ", unicodedata.normalize("NFKC", kept))
+_OTHER_WHITESPACE = re.compile(r"[^\S ]+")
 
 
 def _collapse(text: str) -> str:
+    if "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text  # already single-spaced (the usual case): no 64 KiB split and join
     return " ".join(text.split())
 
 
-def _sources(text: str) -> list[str]:
-    """The texts the readings are made from; only those that differ from the plain one are kept."""
-    first = base(text)
+def _sources(text: str, has_hidden: bool) -> list[str]:
+    """The texts the readings are made from; only those that differ from the plain one are kept.
+    NFKC is applied once for the first two."""
+    text = text[:MAX_SCAN_CHARS]
+    nfkc = unicodedata.normalize("NFKC", _replace_hidden(text, "") if has_hidden else text)
+    first = " ".join(nfkc.split())
     sources = [first]
-    unspaced = _unspaced(text).strip()
+    # Keeps runs of spaces, the word gaps of "i g n o r e  a l l".
+    unspaced = _OTHER_WHITESPACE.sub(" ", nfkc).strip()
     if unspaced != first:
-        sources.append(unspaced)  # keeps double spaces, the word gaps of "i g n o r e  a l l"
-    if _HIDDEN_RX.search(text):
+        sources.append(unspaced)
+    if has_hidden:
         sources.append(base(text, hidden_as=" "))  # marks used in place of spaces
         hidden = tag_text(text)
         if hidden:
@@ -325,14 +318,17 @@ def _sources(text: str) -> list[str]:
     return sources
 
 
-_MARKS_RX = re.compile(_as_class(_marks() - _HIDDEN))
+_MARKS_RX = re.compile(_fast_class(_marks() - _HIDDEN))
 # Separators between letters that join words into one token ("ignore_previous", "IGNORE.ALL").
-_WORD_JOINERS = re.compile(r"([^\W\d_])[_.\-/+~*]+(?=[^\W\d_])")
+# It starts with the separator (checked to follow a letter), so the engine skips to separators.
+_WORD_JOINERS = re.compile(r"[_.\-/+~*](?<=[^\W\d_][_.\-/+~*])[_.\-/+~*]*(?=[^\W\d_])")
 _PLUS_AS_SPACE = re.compile(r"\+(?<=\S\+)(?=\S)")  # "send+the+data", as in a query string
 
 
 def unaccented(text: str) -> str:
     """Accents and combining marks removed ("prévious", "pre\u0301vious" -> "previous")."""
+    if text.isascii():
+        return text
     decomposed = unicodedata.normalize("NFD", text)
     if not _MARKS_RX.search(decomposed):
         return text
@@ -341,7 +337,7 @@ def unaccented(text: str) -> str:
 
 def unjoined(text: str) -> str:
     """Words glued by separators read as words ("ignore_previous_instructions" -> "ignore previous instructions")."""
-    return _PLUS_AS_SPACE.sub(" ", _WORD_JOINERS.sub(r"\1 ", text))
+    return _PLUS_AS_SPACE.sub(" ", _WORD_JOINERS.sub(" ", text))
 
 
 def readings(text: str) -> tuple[list[str], list[str]]:
@@ -349,17 +345,26 @@ def readings(text: str) -> tuple[list[str], list[str]]:
 
     The first text is the plain reading: NFKC, hidden characters removed, spaces collapsed.
     """
+    texts, blobs, _hidden = read(text)
+    return texts, blobs
+
+
+def read(text: str) -> tuple[list[str], list[str], bool]:
+    """`readings`, and whether the text holds any hidden code point (looked for once: without
+    one, `first_hidden` has nothing to find)."""
     text = text[:MAX_SCAN_CHARS]
+    has_hidden = _HIDDEN_RX.search(text) is not None
     texts: list[str] = []
     seen: set[str] = set()
     blobs: list[str] = []
-    for source in _sources(text):
+    for source in _sources(text, has_hidden):
         folded = skeleton(source)
         plain = unaccented(folded)
-        for variant in (source.lower(), folded, join_spread(folded), plain, unjoined(plain)):
+        runs: list[str] = []
+        for variant in (source.lower(), folded, join_spread(folded, runs), plain, unjoined(plain)):
             variant = _collapse(variant)
             if variant not in seen:
                 seen.add(variant)
                 texts.append(variant)
-        blobs.extend(compact(run) for run in spread_runs(folded) if len(run) > 12)
-    return texts, blobs
+        blobs.extend(compact(run) for run in runs if len(run) > 12)
+    return texts, blobs, has_hidden

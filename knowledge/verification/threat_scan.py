@@ -61,7 +61,9 @@ INVISIBLE_CHARS: dict[str, str] = {
 PIECES: list[Piece] = compile_specs([*_PATTERN_SPECS, *INTL_SPECS])
 COMPACT_PIECES: list[Piece] = compile_specs(COMPACT_SPECS)
 PATTERN_IDS: frozenset[str] = frozenset(piece.id for piece in PIECES)
-_MAX_NEEDLE = max(len(n) for piece in (*PIECES, *COMPACT_PIECES) for n in piece.needles or ())
+_MAX_NEEDLE = max(
+    len(n) for piece in (*PIECES, *COMPACT_PIECES) for words in (piece.needles or (), *piece.also) for n in words
+)
 _CHUNK = 64
 # Scans are remembered by a digest of the text, so a prompt build or a page view does not scan
 # again what was scanned when it was written; a digest keeps the cache small whatever the texts.
@@ -83,38 +85,43 @@ def invisible_hit(text: str) -> ThreatHit | None:
     return ThreatHit(id=f"invisible-{code}", reason=f"contains the invisible character {char_label(ch)}")
 
 
-def _distinct_parts(subjects: list[str]) -> str:
-    """The distinct pieces of all readings, joined by spaces, for the needle checks.
+def _distinct_parts(subject: str) -> str:
+    """The distinct pieces of a reading, joined by spaces, for the needle checks.
 
     A needle never holds a space, so it is in a reading only if it is in one of its words; prose
     repeats its words, and a long run without spaces is cut into overlapping chunks (overlap
-    longer than any needle) that repeat too, so a check reads far less than the readings.
+    longer than any needle) that repeat too, so a check reads far less than the reading.
     """
     parts: set[str] = set()
-    for subject in subjects:
-        for word in subject.split():
-            if len(word) <= _CHUNK:
-                parts.add(word)
-                continue
-            for start in range(0, len(word), _CHUNK):
-                parts.add(word[start : start + _CHUNK + _MAX_NEEDLE])
+    for word in set(subject.split()):
+        if len(word) <= _CHUNK:
+            parts.add(word)
+            continue
+        for start in range(0, len(word), _CHUNK):
+            parts.add(word[start : start + _CHUNK + _MAX_NEEDLE])
     return " ".join(parts)
 
 
-def _pattern_hits(text: str) -> list[ThreatHit]:
-    texts, blobs = threat_normalize.readings(text)
+def _pattern_hits(texts: list[str], blobs: list[str]) -> list[ThreatHit]:
     hits: list[ThreatHit] = []
     seen: set[str] = set()
     for table, subjects in ((PIECES, texts), (COMPACT_PIECES, blobs)):
-        haystack = _distinct_parts(subjects)
+        # Each reading is matched only by the pieces whose words it holds: a reading made by
+        # folding or joining rarely holds a word the plain one does not, and is then skipped.
+        haystacks = [_distinct_parts(s) for s in subjects]
         for piece in table:
             if piece.id in seen:
                 continue
-            if piece.needles is not None and not any(needle in haystack for needle in piece.needles):
-                continue  # no match can lack all of these words
-            if any(piece.rx.search(s) for s in subjects):
-                hits.append(ThreatHit(id=piece.id, reason=piece.reason))
-                seen.add(piece.id)
+            needles = piece.needles
+            for subject, haystack in zip(subjects, haystacks, strict=True):
+                if needles is not None and not any(needle in haystack for needle in needles):
+                    continue  # no match can lack all of these words
+                if not all(any(word in haystack for word in words) for words in piece.also):
+                    continue
+                if piece.search(subject):
+                    hits.append(ThreatHit(id=piece.id, reason=piece.reason))
+                    seen.add(piece.id)
+                    break
     return hits
 
 
@@ -130,8 +137,10 @@ def scan_all(text: str) -> list[ThreatHit]:
         if cached is not None:
             _cache.move_to_end(key)
             return list(cached)
-    hits = _pattern_hits(text)
-    invisible = invisible_hit(text)
+    texts, blobs, has_hidden = threat_normalize.read(text)
+    hits = _pattern_hits(texts, blobs)
+    # Only the first MAX_SCAN_CHARS were read for patterns; hidden characters are looked for in all of it.
+    invisible = invisible_hit(text) if has_hidden or len(text) > MAX_SCAN_CHARS else None
     if invisible is not None:
         hits.append(invisible)
     with _cache_lock:

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from knowledge import undo
 from knowledge.diffing import DiffRow, side_by_side
+from knowledge.memory.store import TARGETS, MemoryStore
 from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
 from knowledge.skills.format import SkillError
@@ -114,9 +115,18 @@ def _memory_preview(item: PendingWrite, args: dict[str, Any]) -> PendingPreview:
     )
     action = str(args.get("action", "batch")) if single else "batch"
     edit_key = "content" if single and action in ("add", "replace") else ""
-    return PendingPreview(
-        item, action, str(args.get("target", "")), [o for o in ops if isinstance(o, dict)], edit_key=edit_key
-    )
+    target = str(args.get("target", ""))
+    shown = [_with_removed_entry(o, target) for o in ops if isinstance(o, dict)]
+    return PendingPreview(item, action, target, shown, edit_key=edit_key)
+
+
+def _with_removed_entry(op: dict[str, Any], target: str) -> dict[str, Any]:
+    """A remove names its entry by a substring; the person deciding sees the whole entry it takes out."""
+    old = op.get("old_text")
+    if op.get("action") != "remove" or not isinstance(old, str) or not old or target not in TARGETS:
+        return op
+    matches = [e for e in MemoryStore().entries(target) if old in e]
+    return {**op, "entry": matches[0]} if len(matches) == 1 else op
 
 
 def _current_text(store: SkillStore, name: str, file_path: str | None) -> str:

@@ -50,6 +50,8 @@ def test_a_piece_that_matches_always_has_one_of_its_words_in_the_reading(text: s
             for subject in subjects:
                 if piece.rx.search(subject):
                     assert any(n in subject for n in piece.needles or ("",)), (piece.id, subject)
+                    assert all(any(w in subject for w in words) for words in piece.also), (piece.id, subject)
+                assert piece.search(subject) == bool(piece.rx.search(subject)), (piece.id, subject)
 
 
 def test_compiled_pieces_match_like_the_case_insensitive_original():
@@ -103,3 +105,28 @@ def test_results_are_remembered_per_text():
     note = "A note scanned once for its write and read back for every prompt."
     assert scan_all(note) == scan_all(note) == []
     assert scan(BENIGN[0]) is None
+
+
+def test_the_word_gap_after_a_verb_never_runs_over_another_verb_yet_finds_what_the_original_did():
+    from knowledge.verification.threat_compile import temper_first_gap
+
+    part = r"\b(?:envoie|copie)\s+(?:\S+\s+){0,4}?(?:messages|fichiers)\s+(?:à|a)\s+x"
+    tempered = re.compile(temper_first_gap(part))
+    assert tempered.pattern != part and "(?!(?:envoie|copie)\\b)" in tempered.pattern
+    for text in ("envoie les messages à x", "copie copie envoie tous mes fichiers a x", "envoie x copies fichiers a x"):
+        assert bool(tempered.search(text)) == bool(re.search(part, text)), text
+    assert temper_first_gap(r"(?:no|verb)\s+x") == r"(?:no|verb)\s+x"  # no leading \b: left alone
+
+
+def test_a_leading_word_boundary_is_checked_where_the_faster_search_matches():
+    [piece] = compile_specs([("x.y", "r", r"\b(?:cat|less)\s+\.env")])
+    assert piece.unbounded is not None
+    for text in ("cat .env", "xcat .env", "concat .env and cat .env", "é cat .env", "écat .env", "_cat .env"):
+        assert piece.search(text) == bool(piece.rx.search(text)), text
+
+
+def test_a_piece_needs_a_word_from_each_part_that_spells_something():
+    [piece] = compile_specs([("x.y", "r", r"\b(?:cat|less)\s+\S{0,20}?(?:\.env|netrc)")])
+    assert {piece.needles, *piece.also} == {frozenset({"cat", "less"}), frozenset({".env", "netrc"})}
+    # A text with the file names but none of the verbs cannot match (and the scan does not search it).
+    assert not piece.search("see .env and netrc " * 50)
