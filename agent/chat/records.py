@@ -22,18 +22,21 @@ def store_message(
     session: ChatSession,
     msg: dict[str, Any],
     *,
+    parent_id: int | None = None,
     finish_reason: str = "",
     tokens: int = 0,
     tool_name: str = "",
     first_user: bool = False,
     session_updates: dict[str, Any] | None = None,
 ) -> Message:
-    """Store one message and update its session row, in one transaction (`session_updates`:
-    more columns of the session to set in the same UPDATE). The first user message of an
+    """Store one message after message `parent_id` (None: it starts the chat) and update its
+    session row, in one transaction (`session_updates`: more columns of the session to set in the
+    same UPDATE). The newest message is the version the chat shows. The first user message of an
     untitled session titles it, in plain words."""
     with transaction.atomic():
-        m = Message.objects.create(
+        m = Message(
             session=session,
+            parent_id=parent_id,
             role=msg["role"],
             content=msg.get("content") or "",
             tool_calls=msg.get("tool_calls") or None,
@@ -43,7 +46,10 @@ def store_message(
             finish_reason=finish_reason,
             token_count=tokens,
         )
+        m.starts_chat = parent_id is None  # an edit of the first message has no parent either
+        m.save()
         updates: dict[str, Any] = {
+            "leaf": None,
             **(session_updates or {}),
             "message_count": F("message_count") + 1,
             "updated_at": timezone.now(),
@@ -56,6 +62,7 @@ def store_message(
             updates["title"], updates["title_source"] = title, "message"
             session.title, session.title_source = title, "message"
         ChatSession.objects.filter(pk=session.pk).update(**updates)
+    session.leaf_id = None
     return m
 
 

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import close_old_connections
@@ -22,6 +22,7 @@ from django.utils import timezone
 from agent import clients
 from agent.chat import records as turn_records
 from agent.chat import titles
+from agent.chat import versions as chat_versions
 from agent.chat.skill_use import SkillUseTracker
 from agent.chat.slash import expand_slash
 from agent.chat.validation import message_error
@@ -35,6 +36,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
+from knowledge import versions
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.prompt import build_system_prompt
@@ -44,13 +46,15 @@ from knowledge.skills.store import SkillStore
 log = logging.getLogger(__name__)
 
 # The session columns that tell whether a cached agent still matches the stored session.
-CURRENT_FIELDS = ("message_count", "compression_count")
+CURRENT_FIELDS = ("message_count", "compression_count", "revision")
 
 
 @dataclass
 class TurnStarted:
     user_message_id: int
     text: str
+    kind: str = "message"  # or an agent/chat/versions.py KIND
+    answer_id: int | None = None  # the stopped answer a "continue" extends
 
 
 @dataclass
@@ -88,6 +92,7 @@ class _Turn:
     answer_id: int | None = None
     error: str = ""
     final: TurnDone | None = None
+    resumed: Message | None = None  # the stopped answer this turn continues
 
 
 class AgentSession:
@@ -109,6 +114,8 @@ class AgentSession:
         self.client_factory = client_factory
         self._client: ModelClient | None = None
         self.messages: list[dict[str, Any]] = session.api_messages()
+        # The last message of the version this agent continues: the parent of the next one stored.
+        self.leaf_id = versions.chosen_leaf(session)
         self.token_count = TokenCount()  # estimate of self.messages, for compression
         # Messages stored so far as this agent knows them: another process's turn changes the count.
         self.known_messages = session.message_count
@@ -169,6 +176,7 @@ class AgentSession:
             row is not None
             and row["message_count"] == self.known_messages
             and row["compression_count"] == self.session.compression_count
+            and row["revision"] == self.session.revision
         )
 
     def close(self) -> None:
@@ -180,14 +188,18 @@ class AgentSession:
     def user_turn_count(self) -> int:
         return int(self.session.user_turn_count)
 
-    def run_turn(self, user_text: str, interrupt: threading.Event | None = None) -> Iterator[RunnerEvent]:
+    def run_turn(
+        self, user_text: str, interrupt: threading.Event | None = None, request: chat_versions.TurnRequest | None = None
+    ) -> Iterator[RunnerEvent]:
+        """A new question, or (`request`) an edit, a regenerated or continued answer (agent/chat/versions.py)."""
         self._follow_config()
-        error = message_error(user_text, self.config.agent.max_message_chars)
+        request = request or chat_versions.TurnRequest()
+        error = message_error(user_text, self.config.agent.max_message_chars) if request.needs_text else None
         if error is not None:
             raise InputTooLarge(error)
         with self._turn_lock:
             self.interrupt = interrupt or threading.Event()
-            yield from self._run_turn_locked(user_text)
+            yield from self._run_turn_locked(user_text, request)
 
     def _follow_config(self) -> None:
         """A setting saved since the last turn, on this worker or another, governs this turn
@@ -210,20 +222,33 @@ class AgentSession:
             return user_text, None
         return invocation.model_text, invocation.skill_name
 
-    def _run_turn_locked(self, user_text: str) -> Iterator[RunnerEvent]:
+    def _open_turn(self, user_text: str, request: chat_versions.TurnRequest) -> tuple[Message, _Turn, TurnStarted]:
+        """Store the question (or find the one answered again) and give the model its context."""
+        target = chat_versions.target(self.session, request)
+        if target.after is not None:  # another version than the chosen one goes on
+            versions.keep_summary(self.session, versions.Tree.load(self.session.pk).path(target.after))
+            self.messages, self.leaf_id = self.session.api_messages(upto_id=target.after), target.after or None
+        user_msg = target.question
+        if user_msg is None:
+            # The stored message is what the user typed; the model gets the expanded text.
+            # One transaction per turn step: the message and its session counters together.
+            user_msg = self._store(
+                {"role": "user", "content": user_text},
+                first_user=self.session.user_turn_count == 0,
+                session_updates={"user_turn_count": F("user_turn_count") + 1},
+            )
+            self.session.user_turn_count += 1
+        model_text, slash_name = self._model_text(user_msg.content)
+        chat_versions.add_question(self.messages, target, model_text)
+        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name), resumed=target.answer)
+        answer_id = target.answer.pk if target.answer else None
+        return user_msg, turn, TurnStarted(user_msg.pk, user_msg.content, request.kind, answer_id)
+
+    def _run_turn_locked(self, user_text: str, request: chat_versions.TurnRequest) -> Iterator[RunnerEvent]:
         self.counters.turn_started()
-        # The stored message is what the user typed; the model gets the expanded text.
-        # One transaction per turn step: the message and its session counters together.
-        user_msg = self._store(
-            {"role": "user", "content": user_text},
-            first_user=self.session.user_turn_count == 0,
-            session_updates={"user_turn_count": F("user_turn_count") + 1},
-        )
-        self.session.user_turn_count += 1
-        model_text, slash_name = self._model_text(user_text)
-        self.messages.append({"role": "user", "content": model_text})
-        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name))
-        yield TurnStarted(user_msg.pk, user_text)
+        user_msg, turn, started = self._open_turn(user_text, request)
+        user_text = user_msg.content
+        yield started
         ctx = ToolContext(
             actor="agent",
             session_id=self.session.pk,
@@ -245,12 +270,19 @@ class AgentSession:
         )
         for event in loop.run(self.messages, self.interrupt):
             self._persist(event, turn)
+            if isinstance(event, TurnDone) and turn.resumed is not None:
+                event = replace(event, final_text=turn.resumed.content)  # the page shows the whole answer
             yield event
+        if turn.resumed is not None:
+            self.messages = self.session.api_messages()  # the answer as one message, without the instruction
         yield self._after_turn(user_text, turn)
 
     def _persist(self, event: Event, turn: _Turn) -> None:
         """Store what the event produced as soon as it exists, and note what the turn did."""
-        if isinstance(event, ModelCalled):
+        if isinstance(event, ModelCalled) and turn.resumed is not None and turn.answer_id is None:
+            self._extend(event, turn.resumed)
+            turn.answer_id = turn.resumed.pk
+        elif isinstance(event, ModelCalled):
             stored = self._model_called(event)
             if stored is not None and event.message.get("content"):
                 turn.answer_id = stored.pk
@@ -262,7 +294,12 @@ class AgentSession:
             turn.error = event.message
             if event.partial_text:
                 partial = {"role": "assistant", "content": event.partial_text}
-                turn.answer_id = self._store(partial, finish_reason="error").pk
+                if turn.resumed is not None and turn.answer_id is None:
+                    chat_versions.extend_answer(turn.resumed, partial, "error")
+                    self.session.revision += 1
+                    turn.answer_id = turn.resumed.pk
+                else:
+                    turn.answer_id = self._store(partial, finish_reason="error").pk
         elif isinstance(event, TurnDone):
             turn.final = event
 
@@ -325,10 +362,19 @@ class AgentSession:
 
     # -- persistence --------------------------------------------------------------------------
     def _store(self, msg: dict[str, Any], **kw: Any) -> Message:
-        """Store one message of this session (agent/chat/records.py) and count it as known."""
-        m = turn_records.store_message(self.session, msg, **kw)
+        """Store one message of this session (agent/chat/records.py) after the last one of its
+        version, and count it as known."""
+        m = turn_records.store_message(self.session, msg, parent_id=self.leaf_id, **kw)
         self.known_messages += 1
+        self.leaf_id = m.pk
         return m
+
+    def _extend(self, event: ModelCalled, answer: Message) -> None:
+        """A continued answer's first model call goes on in the stopped message itself."""
+        self.counters.model_called()
+        usage = turn_records.usage_updates(self.session, event)
+        chat_versions.extend_answer(answer, event.message, event.finish_reason, event.usage.completion_tokens, usage)
+        self.session.revision += 1
 
     def _model_called(self, event: ModelCalled) -> Message | None:
         """Count the call; store its message (if any) with the usage in one transaction."""

@@ -20,12 +20,14 @@ from django.utils import timezone
 
 from agent.chat.frames import Frame, event_frame
 from agent.chat.runner import CURRENT_FIELDS, AgentSession, InputTooLarge, default_client_factory
+from agent.chat.versions import TurnRequest
 from agent.llm import LLMError
 from agent.loop import ModelClient
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge.history import turns
 from knowledge.models import ChatSession
+from knowledge.versions import VersionError
 
 log = logging.getLogger(__name__)
 
@@ -191,15 +193,19 @@ def _stored_title(session: ChatSession) -> str:
     return session.display_title
 
 
-def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
-    _pool().submit(_drive_turn, session_id, text, interrupt, emit)
+def submit_turn(
+    session_id: str, text: str, interrupt: threading.Event, emit: Emit, request: TurnRequest | None = None
+) -> None:
+    _pool().submit(_drive_turn, session_id, text, interrupt, emit, request)
 
 
-def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
+def _drive_turn(
+    session_id: str, text: str, interrupt: threading.Event, emit: Emit, request: TurnRequest | None = None
+) -> None:
     try:
         agent = _agent_for_turn(session_id)
         renewed = timezone.now()
-        for event in agent.run_turn(text, interrupt):
+        for event in agent.run_turn(text, interrupt, request):
             if timezone.now() - renewed > turns.RENEW_EVERY:  # a long turn keeps its lease
                 renewed = timezone.now()
                 turns.renew(session_id, now=renewed)
@@ -208,7 +214,7 @@ def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Em
                 if frame["type"] == "saved":
                     frame["title"] = _stored_title(agent.session)  # the first message titles the chat
                 emit(frame)
-    except InputTooLarge as exc:
+    except (InputTooLarge, VersionError) as exc:  # nothing was stored
         emit({"type": "error", "error": str(exc), "retry": False})
     except ChatSession.DoesNotExist:
         _agents.pop(session_id)
