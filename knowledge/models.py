@@ -108,7 +108,8 @@ class Message(models.Model):
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="messages")
     # The message this one follows; None: the chat's first message. Messages with the same parent
     # and role are versions of one turn (an edited question, a regenerated answer).
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    # A message deleted on its own (in the admin) leaves what followed it in place, as a new start.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     role = models.CharField(max_length=10, choices=ROLES)
     content = models.TextField(blank=True, default="")
     tool_calls = models.JSONField(null=True, blank=True)

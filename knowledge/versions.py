@@ -139,6 +139,18 @@ def choose(session: ChatSession, message_id: int) -> int:
     return leaf
 
 
+def show(session: ChatSession, message_id: int) -> bool:
+    """Make sure message `message_id` is shown: its version is chosen if another one is (a search
+    hit in another version opens the chat on it). True if the version shown changed."""
+    tree = Tree.load(session.pk)
+    if message_id not in tree.parents:
+        raise VersionError("That message is not part of this chat.")
+    if message_id in tree.path(tree.leaf(session.leaf_id)):
+        return False
+    choose(session, message_id)
+    return True
+
+
 def step(session: ChatSession, message_id: int, by: int) -> int:
     """Show the version `by` places after (negative: before) the one holding `message_id`; the
     id of the version now shown."""

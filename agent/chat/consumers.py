@@ -215,7 +215,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if not isinstance(text, str):
             await self.error('A message frame needs "text" (a string).')
             return
-        problem = message_error(text, hermes_config.get().agent.max_message_chars)
+        problem = message_error(text, hermes_config.get().agent.max_message_chars) if request.needs_text else None
         if problem is not None:
             await self.error(problem)
             return

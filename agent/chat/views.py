@@ -108,15 +108,15 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def chat(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
-    shown = request.GET.get("v", "")
-    if shown.isdigit():
-        # A search hit in another version than the one shown: open the chat on that version
-        # (as choosing it with ‹ › would), at that message.
+    wanted = request.GET.get("m", "")
+    if wanted.isdigit():
+        # A search hit (?m=<message>#m<message>) in another version than the one shown opens the
+        # chat on that version, as choosing it with ‹ › would.
         try:
-            versions.choose(session, int(shown))
+            if versions.show(session, int(wanted)):
+                return redirect(reverse("chat", args=[session.pk]) + f"#m{wanted}")
         except versions.VersionError as exc:
             return _chat_page(request, session, version_error=str(exc))
-        return redirect(reverse("chat", args=[session.pk]) + f"#m{shown}")
     return _chat_page(request, session)
 
 

@@ -178,7 +178,7 @@ class Migration(migrations.Migration):
                     field=models.ForeignKey(
                         blank=True,
                         null=True,
-                        on_delete=models.deletion.CASCADE,
+                        on_delete=models.deletion.SET_NULL,
                         related_name="+",
                         to="knowledge.message",
                     ),

@@ -274,7 +274,11 @@ export class TurnView {
     if (last && !last.querySelector(".msg-meta")) {
       this.ui.scroller.keep(function () { last.appendChild(metaLine(turn.tokens, turn.estimated)); });
     }
-    if (f.interrupted) this.note("Stopped. What was written so far is kept.", "stopped");
+    if (f.interrupted) {
+      this.note("Stopped. What was written so far is kept.", "stopped");
+      // The stored answer comes back with its Continue button (and its id) once the turn is over.
+      this.versionTurn = true;
+    }
     if (f.hit_limit) this.note("Stopped at the limit of model calls for one turn.", "stopped");
     this.lastText = "";
   }

@@ -65,11 +65,14 @@ def test_choosing_a_version_refuses_bad_input_in_plain_words(auth_client, chat, 
 
 def test_a_search_hit_in_another_version_opens_the_chat_on_it(auth_client, chat):
     first, _second = _second_answer(chat)
-    resp = auth_client.get(f"/c/{chat.pk}/?v={first.pk}")
+    resp = auth_client.get(f"/c/{chat.pk}/?m={first.pk}")
     assert resp.status_code == 302 and resp["Location"] == f"/c/{chat.pk}/#m{first.pk}"
     chat.refresh_from_db()
     assert chat.leaf_id == first.pk
     assert "better answer" not in auth_client.get(f"/c/{chat.pk}/").content.decode()
+    # A hit in the version shown changes nothing; a message of no version of this chat says so.
+    assert auth_client.get(f"/c/{chat.pk}/?m={first.pk}").status_code == 200
+    assert "not part of this chat" in auth_client.get(f"/c/{chat.pk}/?m=999999").content.decode()
 
 
 def test_model_choice_is_saved_and_nonsense_refused(auth_client, chat):
