@@ -280,8 +280,8 @@ class AgentSession:
     def _persist(self, event: Event, turn: _Turn) -> None:
         """Store what the event produced as soon as it exists, and note what the turn did."""
         if isinstance(event, ModelCalled) and turn.resumed is not None and turn.answer_id is None:
-            self._extend(event, turn.resumed)
-            turn.answer_id = turn.resumed.pk
+            self.counters.model_called()  # the continuation's call, counted as any other
+            turn.answer_id = self._extend(turn.resumed, event.message, event.finish_reason, event)
         elif isinstance(event, ModelCalled):
             stored = self._model_called(event)
             if stored is not None and event.message.get("content"):
@@ -295,9 +295,7 @@ class AgentSession:
             if event.partial_text:
                 partial = {"role": "assistant", "content": event.partial_text}
                 if turn.resumed is not None and turn.answer_id is None:
-                    chat_versions.extend_answer(turn.resumed, partial, "error")
-                    self.session.revision += 1
-                    turn.answer_id = turn.resumed.pk
+                    turn.answer_id = self._extend(turn.resumed, partial, "error")
                 else:
                     turn.answer_id = self._store(partial, finish_reason="error").pk
         elif isinstance(event, TurnDone):
@@ -369,12 +367,12 @@ class AgentSession:
         self.leaf_id = m.pk
         return m
 
-    def _extend(self, event: ModelCalled, answer: Message) -> None:
-        """A continued answer's first model call goes on in the stopped message itself."""
-        self.counters.model_called()
-        usage = turn_records.usage_updates(self.session, event)
-        chat_versions.extend_answer(answer, event.message, event.finish_reason, event.usage.completion_tokens, usage)
+    def _extend(self, answer: Message, msg: dict[str, Any], ending: str, event: ModelCalled | None = None) -> int:
+        """A continued answer goes on in the stopped message itself, with the call's usage (`event`)."""
+        updates = turn_records.usage_updates(self.session, event) if event is not None else None
+        chat_versions.extend_answer(answer, msg, ending, event.usage.completion_tokens if event else 0, updates)
         self.session.revision += 1
+        return answer.pk
 
     def _model_called(self, event: ModelCalled) -> Message | None:
         """Count the call; store its message (if any) with the usage in one transaction."""

@@ -120,6 +120,21 @@ def test_edit_and_regenerate_make_versions_in_place(mode_page: Page, llm, daphne
     assert not problems, "\n".join(problems)
 
 
+def test_regenerate_right_after_an_answer_streamed_in(page: Page, llm) -> None:
+    fresh_chat(page)
+    llm.push(Reply(text="the first answer"), Reply(text="a better answer"))
+    send(page, "what is best?")
+    wait_idle(page, 1)
+    page.click(".msg-assistant .msg-regenerate")
+    expect(page.locator(".msg-assistant .versions .version-count")).to_have_text(["2/2"])
+    expect(answers(page)).to_have_text(["a better answer"])
+    expect(users(page)).to_have_text(["what is best?"])
+    assert [m["content"] for m in llm.chat_requests()[-1]["messages"][1:]] == ["what is best?"]
+    page.click(".msg-assistant .versions .version-prev")
+    expect(answers(page)).to_have_text(["the first answer"])
+    expect(page.locator(".msg-assistant .versions .version-next")).to_be_focused()
+
+
 def test_search_finds_a_message_once_and_opens_its_version(page: Page, llm, daphne_server) -> None:
     answer_echo(llm)
     chat = fresh_chat(page)

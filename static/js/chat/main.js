@@ -131,7 +131,10 @@ class ChatPage {
       this.conn.textContent = "Not connected yet — try again in a moment.";
       return;
     }
-    const messageId = id || parseInt(at.getAttribute("data-message-id"), 10);
+    // A regenerate names the question: an answer streamed into this page has no id yet.
+    const named = kind === "regenerate" ? previousQuestion(at) : at;
+    const messageId = id || parseInt(named ? named.getAttribute("data-message-id") : "", 10);
+    if (!messageId) return;
     const frame = { type: "message", text: text || "" };
     frame[kind] = messageId;
     const bubble = kind === "continue" ? document.getElementById("m" + messageId) : null;
