@@ -68,6 +68,7 @@ Message.objects.create(session=chat, role="user", parent=again, content="And MyS
 Message.objects.create(session=chat, role="assistant", content="3306.")
 Message.objects.create(session=chat, role="user", parent=again, content="And Redis?")
 Message.objects.create(session=chat, role="assistant", content="6379.")
+ChatSession.objects.filter(pk=chat.pk).update(message_count=7, user_turn_count=3)  # not an unused chat
 print(run.pk, change.pk, chat.pk)
 """
 

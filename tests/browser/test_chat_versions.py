@@ -6,6 +6,7 @@ after Stop goes on in the same answer. At 1280 and 390 px, light and dark, with 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
@@ -18,7 +19,7 @@ from tests.fakellm import Reply, last_user_text
 
 pytestmark = pytest.mark.browser
 
-MODES = {
+MODES: dict[str, tuple[Literal["light", "dark"], int, int]] = {
     "light-1280": ("light", 1280, 860),
     "dark-1280": ("dark", 1280, 860),
     "light-390": ("light", 390, 844),

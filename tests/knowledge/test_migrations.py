@@ -72,8 +72,8 @@ def _folded(table: str, columns: list[str], rows: list[tuple]) -> tuple[list[str
     """The columns to compare and the rows a table should hold once the fork is folded in."""
     if table == "knowledge_chatsession":
         kept = [c for c in columns if c not in FOLDED_SESSION_COLUMNS]
-        at = [columns.index(c) for c in kept]
-        rows = [tuple(row[i] for i in at) for row in rows if row[columns.index("id")] != FORK]
+        places = [columns.index(c) for c in kept]
+        rows = [tuple(row[i] for i in places) for row in rows if row[columns.index("id")] != FORK]
         return kept, sorted(rows, key=repr)
     if "session_id" in columns:
         at = columns.index("session_id")

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from agent.chat import export, presenter
-from agent.chat.runner import AgentSession
+from agent.chat.runner import AgentSession, TurnStarted
 from agent.chat.versions import CONTINUE_PROMPT, TurnRequest, request_of
 from agent.learning.review import spawn_review
+from agent.loop import TurnDone
 from knowledge import versions
 from knowledge.models import ChatSession, Message, ReviewRun
 from tests.fakellm import Reply
@@ -38,14 +39,14 @@ def test_an_edit_is_a_new_version_of_the_question_in_the_same_chat(home, llm):
     first_question = _ids(agent, "user")[0]
     llm.push(Reply(text="Berlin."))
     events = list(agent.run_turn("Capital of Germany?", request=TurnRequest("edit", first_question)))
-    assert events[0].kind == "edit"
+    assert isinstance(events[0], TurnStarted) and events[0].kind == "edit"
     assert _sent(llm) == [("user", "Capital of Germany?")]  # nothing of the earlier version
     assert ChatSession.objects.count() == 1
     edited = Message.objects.get(content="Capital of Germany?")
     assert edited.parent_id is None  # beside the first question
     items = presenter.conversation(ChatSession.objects.get(pk=agent.session.pk))
     assert [(i.kind, i.content) for i in items] == [("user", "Capital of Germany?"), ("assistant", "Berlin.")]
-    assert (items[0].versions.index, items[0].versions.count) == (2, 2)
+    assert items[0].versions == versions.Position(2, 2, first_question, None)
     # The next message continues the version shown.
     llm.push(Reply(text="About 3.7 million."))
     list(agent.run_turn("Its population?"))
@@ -62,7 +63,7 @@ def test_a_regenerated_answer_is_a_version_beside_the_first(home, llm):
     session = ChatSession.objects.get(pk=agent.session.pk)
     answers = [i for i in presenter.conversation(session) if i.kind == "assistant"]
     assert [a.content for a in answers] == ["Paris.", "2,102,650 in 2023."]
-    assert (answers[1].versions.index, answers[1].versions.count) == (2, 2)
+    assert answers[1].versions == versions.Position(2, 2, second_answer, None)
     assert "About 2.1 million." not in export.as_markdown(session)  # the export is the version shown
     # The earlier answer, chosen again, is what the model gets next.
     versions.choose(session, second_answer)
@@ -89,8 +90,8 @@ def test_continue_extends_the_stopped_answer_in_place(home, llm):
     answer.refresh_from_db()
     assert answer.content == "Three steps: first, build; then test; then ship." and answer.finish_reason == "stop"
     assert Message.objects.filter(session=agent.session).count() == 2
-    assert events[0].answer_id == answer.pk
-    done = next(e for e in events if type(e).__name__ == "TurnDone")
+    assert isinstance(events[0], TurnStarted) and events[0].answer_id == answer.pk
+    done = next(e for e in events if isinstance(e, TurnDone))
     assert done.final_text == answer.content  # the page renders the whole answer
     assert [m["content"] for m in agent.messages[1:]] == ["How to deploy?", answer.content]  # no instruction
     assert agent.is_current()

@@ -165,6 +165,6 @@ def test_the_terminal_continues_the_version_the_chat_shows(tmp_path, server):
     assert r.returncode == 0, r.stderr
     sent = [m["content"] for m in server.requests[-1]["messages"][1:]]
     assert sent == ["hi", "answer to hi", "again", "answer to again", "third"]
-    assert _rows(home, "select content from knowledge_message m join knowledge_answerfeedback f on f.message_id = m.id") == [
-        ("answer to third",)
-    ]
+    assert _rows(
+        home, "select content from knowledge_message m join knowledge_answerfeedback f on f.message_id = m.id"
+    ) == [("answer to third",)]
