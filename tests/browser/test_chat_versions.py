@@ -169,7 +169,8 @@ def test_continue_after_stop_extends_the_same_answer(page: Page, llm, daphne_ser
     expect(page.locator(".msg-assistant.streaming")).to_be_visible()
     page.click("#stop")
     expect(page.locator(".turn-note.stopped .msg-continue")).to_be_visible()
-    partial = daphne_server.query("select content from knowledge_message where role='assistant'")[0][0]
+    answer_sql = "select content, finish_reason from knowledge_message where role='assistant' and session_id=?"
+    partial = daphne_server.query(answer_sql, chat)[0][0]
     assert partial and partial != "one two three four five six seven"
     # Continue: the model gets the partial answer back and writes on; Stop works again meanwhile.
     llm.push(Reply(text=" and on and on and on", chunk_delay=1.5))
@@ -182,9 +183,11 @@ def test_continue_after_stop_extends_the_same_answer(page: Page, llm, daphne_ser
     assert (sent[-2]["role"], sent[-2]["content"], sent[-1]["content"]) == ("assistant", partial, CONTINUE_PROMPT)
     llm.push(Reply(text=" to the end."))
     page.click(".msg-continue")
+    expect(page.locator(".msg-assistant .md")).to_contain_text("to the end.")
+    page.wait_for_selector('#chat[data-busy="0"]')
     expect(page.locator(".turn-note.stopped")).to_have_count(0)
     expect(page.locator(".msg-assistant")).to_have_count(1)  # one answer, extended in place
-    stored = daphne_server.query("select content, finish_reason from knowledge_message where role='assistant'")
+    stored = daphne_server.query(answer_sql, chat)
     assert len(stored) == 1 and stored[0][0].startswith(partial) and stored[0][0].endswith(" to the end.")
     assert stored[0][1] == "stop"
     expect(page.locator(".msg-assistant .md")).to_have_text(stored[0][0])
