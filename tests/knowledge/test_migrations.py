@@ -59,7 +59,7 @@ TABLES = [
 
 
 # Both fixtures hold a fork, "b…" of "a…", made by editing a's first message: since versions live in
-# one chat (knowledge/migrations/0017_message_versions.py) it is folded into "a…".
+# one chat (knowledge/migrations/0018_fold_forks.py) it is folded into "a…".
 FORK, CHAT = "b" * 32, "a" * 32
 # What the fold changes in the chat's row: its counts over every version, the fork's live state.
 FOLDED_SESSION_COLUMNS = {
