@@ -47,7 +47,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
     list_filter = ("source", "end_reason", "model")
     search_fields = ("id", "name", "title")
     date_hierarchy = "started_at"
-    raw_id_fields = ("parent",)
+    raw_id_fields = ("leaf",)
     readonly_fields = ("id", "started_at", "updated_at", "ended_at", "last_compressed_at")
     ordering = ("-updated_at",)
 
@@ -64,7 +64,7 @@ class MessageAdmin(admin.ModelAdmin):
     search_fields = ("content",)
     search_help_text = "Words in the message (full-text index), or a session id."
     show_full_result_count = False  # no count(*) of every message beside each search
-    raw_id_fields = ("session",)
+    raw_id_fields = ("session", "parent")
     readonly_fields = ("created_at",)
     list_select_related = ("session",)
 

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import models, transaction
 from django.utils import timezone
 
-from knowledge import approvals
+from knowledge import approvals, versions
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
@@ -44,7 +44,6 @@ class ChatSession(models.Model):
     source = models.CharField(max_length=8, choices=SOURCES, default="web")
     model = models.CharField(max_length=200, blank=True, default="")
     system_prompt = models.TextField(blank=True, default="")
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -72,6 +71,11 @@ class ChatSession(models.Model):
     turn_worker = models.CharField(max_length=200, blank=True, default="")
     turn_started_at = models.DateTimeField(null=True, blank=True)
     turn_lease_until = models.DateTimeField(null=True, blank=True)
+    # The version of the conversation the chat shows and continues: the last message of the chosen
+    # path (knowledge/versions.py). None: the newest message, which every new message becomes.
+    leaf = models.ForeignKey("Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Counts changes a new message does not show: another version chosen, a stopped answer continued.
+    revision = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-updated_at"]
@@ -86,15 +90,14 @@ class ChatSession(models.Model):
 
     def api_messages(self, upto_id: int | None = None) -> list[dict[str, Any]]:
         """The live context in the chat-completions shape: the frozen system prompt, then the
-        stored messages (after a compression: the head, the summary, the messages after the cut),
-        up to message `upto_id` if given (what a turn that ended there had)."""
+        stored messages of the chosen version (after a compression: the head, the summary, the
+        messages after the cut), or of the version ending at message `upto_id` if given (what a
+        turn that ended there had; 0: none yet)."""
         msgs: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
-        stored = Message.objects.filter(session=self, id__gt=self.context_cut_to or 0)
-        if upto_id is not None:
-            stored = stored.filter(id__lte=upto_id)
+        path = versions.path_messages(self, upto_id)
+        stored = [m for m in path if m.pk > (self.context_cut_to or 0)]
         if self.context_summary:
-            head = Message.objects.filter(session=self, id__lte=self.context_head_to or 0)
-            msgs.extend(m.to_api() for m in head)
+            msgs.extend(m.to_api() for m in path if m.pk <= (self.context_head_to or 0))
             msgs.append({"role": "user", "content": self.context_summary})
         # Empty assistant rows mark answers stopped before their first token: nothing to send.
         msgs.extend(m.to_api() for m in stored if m.role != "assistant" or m.content or m.tool_calls)
@@ -105,6 +108,10 @@ class Message(models.Model):
     ROLES = [("system", "system"), ("user", "user"), ("assistant", "assistant"), ("tool", "tool")]
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="messages")
+    # The message this one follows; None: the chat's first message. Messages with the same parent
+    # and role are versions of one turn (an edited question, a regenerated answer).
+    # A message deleted on its own (in the admin) leaves what followed it in place, as a new start.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     role = models.CharField(max_length=10, choices=ROLES)
     content = models.TextField(blank=True, default="")
     tool_calls = models.JSONField(null=True, blank=True)
@@ -125,6 +132,10 @@ class Message(models.Model):
         return f"{self.role}: {self.content[:60]}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
+        # (parent_id, not parent: reading `parent` would fetch the row.)
+        if self._state.adding and getattr(self, "parent_id", None) is None and not getattr(self, "starts_chat", False):
+            # Appended without a parent (an import, a script): it follows the newest message.
+            self.parent = Message.objects.filter(session_id=self.session_id).order_by("-id").first()
         # PostgreSQL text cannot hold NUL; a message carrying one is stored with U+FFFD instead
         # of failing the turn (SQLite would keep it, and nothing shows a NUL anyway).
         self.content = without_nul(self.content)

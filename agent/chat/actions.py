@@ -1,4 +1,4 @@
-"""Message actions on one chat: fork to edit or regenerate, the chat's model, export.
+"""Message actions on one chat: choose a version of a turn, the chat's model, export.
 
 The browser calls these with fetch and shows any `error` it gets back in plain words.
 """
@@ -6,17 +6,19 @@ The browser calls these with fetch and shows any `error` it gets back in plain w
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
-from agent.chat import branching, connection, titles
+from agent.chat import connection, presenter, titles
 from agent.chat import export as chat_export
 from agent.chat import service as chat_service
-from agent.chat.forms import ForkForm, ModelChoiceForm, RenameForm
+from agent.chat.forms import ModelChoiceForm, RenameForm, VersionForm
 from agent.llm import LLMError
 from hermes_site import config as hermes_config
+from knowledge import versions
+from knowledge.history import learned
 from knowledge.models import ChatSession
 from knowledge.views.forms import errors_text
 
@@ -25,39 +27,42 @@ def _refuse(message: str, status: int = 400, fields: dict[str, list[str]] | None
     return JsonResponse({"error": message, **({"fields": fields} if fields else {})}, status=status)
 
 
-def _invalid(form: ForkForm | ModelChoiceForm) -> JsonResponse:
+def _invalid(form: VersionForm | ModelChoiceForm) -> JsonResponse:
     """Every error of the form in one line, and per field (the page shows `error`)."""
     return _refuse(errors_text(form), fields={name: list(errors) for name, errors in form.errors.items()})
 
 
-def _forked(fork: ChatSession, text: str) -> JsonResponse:
-    return JsonResponse({"url": reverse("chat", args=[fork.pk]), "session": fork.pk, "text": text})
-
-
 @require_POST
-def fork(request: HttpRequest, session_id: str) -> JsonResponse:
-    """Edit-and-resend: a new branch before the edited message; the page sends `text` there."""
+def choose_version(request: HttpRequest, session_id: str) -> HttpResponse:
+    """‹ or › on a message with versions: show the version before or after it (`step` -1 or 1)
+    and the conversation that follows it. The page gets the messages again (a form post
+    without JavaScript: the chat, at that message)."""
     session = get_object_or_404(ChatSession, pk=session_id)
-    form = ForkForm(request.POST, session=session)
+    form = VersionForm(request.POST)
     if not form.is_valid():
         return _invalid(form)
-    try:
-        return _forked(form.save(), form.cleaned_data["text"])
-    except branching.ForkError as exc:  # the message went between the check and the fork
-        return _refuse(str(exc))
-
-
-@require_POST
-def regenerate(request: HttpRequest, session_id: str) -> JsonResponse:
-    """A new branch before the last question, which the page asks again; the old answer stays."""
-    session = get_object_or_404(ChatSession, pk=session_id)
     if chat_service.is_busy(session.pk):
         return _refuse(chat_service.BUSY_MESSAGE, status=409)
     try:
-        question = branching.last_user_message(session)
-        return _forked(branching.fork_before(session, question.pk), question.content)
-    except branching.ForkError as exc:
+        shown = versions.step(session, form.cleaned_data["message_id"], form.cleaned_data["step"])
+    except versions.VersionError as exc:
         return _refuse(str(exc))
+    if not request.htmx:
+        return redirect(reverse("chat", args=[session.pk]) + f"#m{shown}")
+    response = _messages(request, session)
+    response["X-Shown-Message"] = str(shown)
+    return response
+
+
+def _messages(request: HttpRequest, session: ChatSession) -> HttpResponse:
+    context = {"session": session, "items": presenter.conversation(session), "learned": learned.for_session(session.pk)}
+    return render(request, "chat/_messages.html", context)
+
+
+@require_GET
+def messages_fragment(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The conversation as the chat page shows it, for the page to swap in after a version changed."""
+    return _messages(request, get_object_or_404(ChatSession, pk=session_id))
 
 
 @require_POST

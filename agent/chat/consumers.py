@@ -7,6 +7,9 @@ message). A bad frame gets {"type": "error", "error": "..."} and the socket stay
 Frames beyond the per-connection rate limit (agent/chat/ratelimit.py) get an error starting with
 "Slow down:" plus "retry_after" (seconds); the refused message is not stored.
 
+A message frame may carry "edit": id (a new version of that question), or, without "text",
+"regenerate": id or "continue": id of an answer (agent/chat/versions.py).
+
 Every socket of one session is in the group `chat.<session_id>`: the frames of a turn are
 mirrored to the session's other sockets (another tab on the same chat), marked "mirrored", so
 every tab shows the conversation live; only the sender gets refusals of its own frames. Sockets
@@ -36,6 +39,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agent.chat import live, ratelimit
 from agent.chat import service as chat_service
+from agent.chat import versions as chat_versions
 from agent.chat.frames import Frame, FrameQueue
 from agent.chat.validation import message_error
 from hermes_site import config as hermes_config
@@ -43,6 +47,7 @@ from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
 from knowledge.history import turns
 from knowledge.models import ChatSession
+from knowledge.versions import VersionError
 
 UNAUTHORIZED = 4401
 FORBIDDEN_ORIGIN = 4403
@@ -260,11 +265,16 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         chat_service.stop_turn(self.session_id)
 
     async def on_message(self, frame: dict[str, Any]) -> None:
-        text = frame.get("text")
+        try:
+            request = chat_versions.request_of(frame)
+        except VersionError as exc:
+            await self.error(str(exc))
+            return
+        text = frame.get("text", None if request.needs_text else "")
         if not isinstance(text, str):
             await self.error('A message frame needs "text" (a string).')
             return
-        problem = message_error(text, hermes_config.get().agent.max_message_chars)
+        problem = message_error(text, hermes_config.get().agent.max_message_chars) if request.needs_text else None
         if problem is not None:
             await self.error(problem)
             return
@@ -289,7 +299,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         task = asyncio.create_task(self._pump(queue))
         self.pumps.add(task)
         task.add_done_callback(self.pumps.discard)
-        chat_service.submit_turn(self.session_id, text, interrupt, queue.put)  # put: on the turn's thread
+        chat_service.submit_turn(self.session_id, text, interrupt, queue.put, request)  # put: on the turn's thread
 
     async def _pump(self, queue: FrameQueue) -> None:
         """Send the turn's frames in order, a batch per wake-up; then release any toast waiting

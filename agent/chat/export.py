@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from knowledge import versions
 from knowledge.models import ChatSession, Message
 
 ROLE_HEADINGS = {"user": "You", "assistant": "Hermes", "system": "System", "tool": "Tool result"}
 
 
 def _messages(session: ChatSession) -> list[Message]:
-    return list(Message.objects.filter(session=session).order_by("id"))
+    """The version of the conversation the chat shows (other versions stay in the chat)."""
+    return versions.path_messages(session)
 
 
 def as_json(session: ChatSession) -> str:
@@ -20,7 +22,6 @@ def as_json(session: ChatSession) -> str:
         "title": session.display_title,
         "model": session.model,
         "started_at": session.started_at.isoformat(),
-        "branched_from": session.parent_id,
         "messages": [
             {
                 "id": m.pk,

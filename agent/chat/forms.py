@@ -1,17 +1,14 @@
-"""The chat pages' forms: first-run model setup, rename, fork (edit and resend), the chat's model.
+"""The chat pages' forms: first-run model setup, rename, the version shown, the chat's model.
 
 Bad input comes back as the field's error in plain words: the setup panel and the rename form are
-re-rendered with what was typed; fork and model choice answer JSON with `error` (shown by the page).
+re-rendered with what was typed; version and model choice answer JSON with `error` (shown by the page).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.core.exceptions import ValidationError
 
-from agent.chat import branching
 from knowledge.models import ChatSession
 from knowledge.views.forms import ConfigForm
 
@@ -61,35 +58,18 @@ class RenameForm(forms.Form):
         session.title = self.cleaned_data["title"]
 
 
-_WHICH_MESSAGE = "Which message to edit was not said (message_id is missing or not a number)."
+_WHICH_MESSAGE = "Which message was not said (message_id is missing or not a number)."
 
 
-class ForkForm(forms.Form):
-    """Edit-and-resend: which user message of the chat, and the new text the page then sends."""
+class VersionForm(forms.Form):
+    """‹ or › on a message: which message is shown now, and the version before (-1) or after (1) it."""
 
     message_id = forms.IntegerField(error_messages={"required": _WHICH_MESSAGE, "invalid": _WHICH_MESSAGE})
-    text = forms.CharField(required=False, strip=False)
-
-    def __init__(self, data: Any = None, *, session: ChatSession) -> None:
-        super().__init__(data)
-        self.session = session
-
-    def clean_text(self) -> str:
-        text = str(self.cleaned_data["text"])
-        if not text.strip():
-            raise ValidationError("The edited message is empty. Nothing was sent.", code="empty")
-        return text
-
-    def clean_message_id(self) -> int:
-        message_id = int(self.cleaned_data["message_id"])
-        try:
-            branching.fork_point(self.session, message_id)
-        except branching.ForkError as exc:
-            raise ValidationError(str(exc), code="not_forkable") from exc
-        return message_id
-
-    def save(self) -> ChatSession:
-        return branching.fork_before(self.session, self.cleaned_data["message_id"])
+    step = forms.TypedChoiceField(
+        choices=[("-1", "previous"), ("1", "next")],
+        coerce=int,
+        error_messages={"required": "Say which way to go (step -1 or 1).", "invalid_choice": "step is -1 or 1."},
+    )
 
 
 class ModelChoiceForm(forms.Form):

@@ -113,6 +113,8 @@ FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
         "type": "turn_started",
         "message_id": e.user_message_id,
         "text": e.text,
+        "kind": e.kind,  # a new question, or a version made in place (agent/chat/versions.py)
+        "answer_id": e.answer_id,
         "html": render_markdown(e.text),
     },
     TextDelta: lambda e: {"type": "delta", "text": e.text},

@@ -10,6 +10,7 @@ from datetime import datetime
 from agent.chat.frames import estimate_tokens
 from agent.tools.results import MAX_RESULT_CHARS, stored_ok
 from hermes_site import config as hermes_config
+from knowledge import versions
 from knowledge.models import AnswerFeedback, ChatSession, Message
 
 
@@ -47,6 +48,8 @@ class Item:
     at: datetime | None = None  # when it was written
     tokens: int = 0  # an answer's tokens, as reported by the server
     estimated: bool = False  # `tokens` estimated from the text (the server reported none)
+    versions: versions.Position | None = None  # which version of its turn this message is, if it has others
+    can_continue: bool = False  # a stopped answer at the end of the chat, which Continue extends
 
 
 def _pretty(arguments: str) -> str:
@@ -56,36 +59,45 @@ def _pretty(arguments: str) -> str:
         return arguments
 
 
+def _answer(msg: Message, verdict: str, position: versions.Position | None, last: bool) -> Item:
+    tokens = msg.token_count or estimate_tokens(msg.content)
+    # The stored count does not say whether the server reported it; the client's
+    # estimate (agent/llm/assemble.py) is exactly this, so that is taken for one.
+    estimated = tokens == estimate_tokens(msg.content)
+    return Item(
+        "assistant",
+        msg.content,
+        msg.pk,
+        reasoning=msg.reasoning,
+        ending=ENDINGS.get(msg.finish_reason, ""),
+        verdict=verdict,
+        at=msg.created_at,
+        tokens=tokens,
+        estimated=estimated,
+        versions=position,
+        can_continue=bool(msg.content) and msg.finish_reason in ENDINGS and last,
+    )
+
+
 def conversation(session: ChatSession, writing: bool = False) -> list[Item]:
-    """User and assistant messages in order, each tool call a card joined to its result.
+    """The chosen version's user and assistant messages in order, each tool call a card joined to
+    its result, each message with other versions marked with where it stands among them.
     `writing`: a turn of the session is running (its last answer may still be streaming)."""
     items: list[Item] = []
     cards: dict[str, tuple[ToolCard, Message]] = {}
     verdicts = dict(AnswerFeedback.objects.filter(message__session=session).values_list("message_id", "verdict"))
-    for msg in Message.objects.filter(session=session).order_by("id"):
+    rows = list(Message.objects.filter(session=session).order_by("id"))
+    tree = versions.Tree.of([(m.pk, m.parent_id, m.role) for m in rows])
+    path = tree.path(tree.leaf(session.leaf_id))
+    marks, on_path = versions.positions(tree, path), set(path)
+    for msg in (m for m in rows if m.pk in on_path):
+        if msg.pk in marks and msg.role == "assistant" and not msg.content:
+            items.append(Item("versions", message_id=msg.pk, versions=marks[msg.pk]))  # the answer began with tools
         if msg.role == "user":
-            items.append(Item("user", msg.content, msg.pk, at=msg.created_at))
+            items.append(Item("user", msg.content, msg.pk, at=msg.created_at, versions=marks.get(msg.pk)))
         elif msg.role == "assistant":
             if msg.content or msg.finish_reason == "interrupted":
-                ending = ENDINGS.get(msg.finish_reason, "")
-                verdict = verdicts.get(msg.pk, "")
-                tokens = msg.token_count or estimate_tokens(msg.content)
-                # The stored count does not say whether the server reported it; the client's
-                # estimate (agent/llm/assemble.py) is exactly this, so that is taken for one.
-                estimated = tokens == estimate_tokens(msg.content)
-                items.append(
-                    Item(
-                        "assistant",
-                        msg.content,
-                        msg.pk,
-                        reasoning=msg.reasoning,
-                        ending=ending,
-                        verdict=verdict,
-                        at=msg.created_at,
-                        tokens=tokens,
-                        estimated=estimated,
-                    )
-                )
+                items.append(_answer(msg, verdicts.get(msg.pk, ""), marks.get(msg.pk), msg.pk == path[-1]))
             for call in msg.tool_calls or []:
                 fn = call.get("function") or {}
                 card = ToolCard(str(call.get("id", "")), str(fn.get("name", "?")), _pretty(fn.get("arguments", "")))
@@ -99,7 +111,7 @@ def conversation(session: ChatSession, writing: bool = False) -> list[Item]:
             card.duration = max(0.0, (msg.created_at - asked.created_at).total_seconds())
             card.pending = False
     if writing and items and items[-1].kind == "assistant" and items[-1].ending == ENDINGS["interrupted"]:
-        items[-1].ending = STILL_WRITING
+        items[-1].ending, items[-1].can_continue = STILL_WRITING, False
     return items
 
 

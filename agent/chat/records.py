@@ -29,18 +29,21 @@ def store_message(
     session: ChatSession,
     msg: dict[str, Any],
     *,
+    parent_id: int | None = None,
     finish_reason: str = "",
     tokens: int = 0,
     tool_name: str = "",
     first_user: bool = False,
     session_updates: dict[str, Any] | None = None,
 ) -> Message:
-    """Store one message and update its session row, in one transaction (`session_updates`:
-    more columns of the session to set in the same UPDATE). The first user message of an
+    """Store one message after message `parent_id` (None: it starts the chat) and update its
+    session row, in one transaction (`session_updates`: more columns of the session to set in the
+    same UPDATE). The newest message is the version the chat shows. The first user message of an
     untitled session titles it, in plain words."""
     with transaction.atomic():
-        m = Message.objects.create(
+        m = Message(
             session=session,
+            parent_id=parent_id,
             role=msg["role"],
             content=msg.get("content") or "",
             tool_calls=msg.get("tool_calls") or None,
@@ -50,13 +53,16 @@ def store_message(
             finish_reason=finish_reason,
             token_count=tokens,
         )
-        updates = _session_updates(msg, session_updates, new=True)
+        m.starts_chat = parent_id is None  # an edit of the first message has no parent either
+        m.save()
+        updates: dict[str, Any] = {"leaf": None, **_session_updates(msg, session_updates, new=True)}
         if first_user and not session.title:
             # Plain words: a title shows no Markdown markup.
             title = without_nul(plain_text(str(msg.get("content") or ""), TITLE_CHARS)) or "New chat"
             updates["title"], updates["title_source"] = title, "message"
             session.title, session.title_source = title, "message"
         ChatSession.objects.filter(pk=session.pk).update(**updates)
+    session.leaf_id = None
     return m
 
 
@@ -75,10 +81,14 @@ def _session_updates(msg: dict[str, Any], extra: dict[str, Any] | None, *, new: 
 DRAFT_REASON = "interrupted"
 
 
-def checkpoint(session: ChatSession, draft: Message | None, text: str) -> Message:
-    """Store the answer streamed so far: a new row marked interrupted, or `draft` rewritten."""
+def checkpoint(
+    session: ChatSession, draft: Message | None, text: str, store: Callable[[dict[str, Any]], Message] | None = None
+) -> Message:
+    """Store the answer streamed so far: a new row marked interrupted (by `store`, which places it
+    after the message it answers, or as the newest message), or `draft` rewritten."""
     if draft is None:
-        return store_message(session, {"role": "assistant", "content": text}, finish_reason=DRAFT_REASON)
+        msg = {"role": "assistant", "content": text}
+        return store(msg) if store is not None else store_message(session, msg, finish_reason=DRAFT_REASON)
     draft.content = without_nul(text)
     Message.objects.filter(pk=draft.pk).update(content=draft.content)
     return draft
@@ -111,9 +121,14 @@ class StreamedAnswer:
     `clock`, injected by tests) into one row, which `finish` makes the finished message."""
 
     def __init__(
-        self, session: ChatSession, *, clock: Callable[[], float] = time.monotonic, every: float = CHECKPOINT_EVERY
+        self,
+        session: ChatSession,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        every: float = CHECKPOINT_EVERY,
+        store: Callable[[dict[str, Any]], Message] | None = None,
     ) -> None:
-        self.session, self.clock, self.every = session, clock, every
+        self.session, self.clock, self.every, self.store = session, clock, every, store
         self.row: Message | None = None
         self.text: list[str] = []
         self._since: float | None = None  # when the text stored last (or the first chunk) arrived
@@ -129,7 +144,7 @@ class StreamedAnswer:
             return False
         self._since = now
         made = self.row is None
-        self.row = checkpoint(self.session, self.row, "".join(self.text))
+        self.row = checkpoint(self.session, self.row, "".join(self.text), self.store)
         return made
 
     def finish(self, msg: dict[str, Any], **kw: Any) -> Message | None:

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import close_old_connections
@@ -23,6 +23,7 @@ from django.utils import timezone
 from agent import clients
 from agent.chat import records as turn_records
 from agent.chat import titles
+from agent.chat import versions as chat_versions
 from agent.chat.skill_use import SkillUseTracker
 from agent.chat.slash import expand_slash
 from agent.chat.validation import message_error
@@ -36,6 +37,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
+from knowledge import versions
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.prompt import build_system_prompt
@@ -45,13 +47,15 @@ from knowledge.skills.store import SkillStore
 log = logging.getLogger(__name__)
 
 # The session columns that tell whether a cached agent still matches the stored session.
-CURRENT_FIELDS = ("message_count", "compression_count")
+CURRENT_FIELDS = ("message_count", "compression_count", "revision")
 
 
 @dataclass
 class TurnStarted:
     user_message_id: int
     text: str
+    kind: str = "message"  # or an agent/chat/versions.py KIND
+    answer_id: int | None = None  # the stopped answer a "continue" extends
 
 
 @dataclass
@@ -90,6 +94,7 @@ class _Turn:
     answer_id: int | None = None
     error: str = ""
     final: TurnDone | None = None
+    resumed: Message | None = None  # the stopped answer this turn continues
 
 
 class AgentSession:
@@ -113,6 +118,8 @@ class AgentSession:
         self.client_factory = client_factory
         self._client: ModelClient | None = None
         self.messages: list[dict[str, Any]] = session.api_messages()
+        # The last message of the version this agent continues: the parent of the next one stored.
+        self.leaf_id = versions.chosen_leaf(session)
         self.token_count = TokenCount()  # estimate of self.messages, for compression
         # Messages stored so far as this agent knows them: another process's turn changes the count.
         self.known_messages = session.message_count
@@ -173,6 +180,7 @@ class AgentSession:
             row is not None
             and row["message_count"] == self.known_messages
             and row["compression_count"] == self.session.compression_count
+            and row["revision"] == self.session.revision
         )
 
     def close(self) -> None:
@@ -184,14 +192,18 @@ class AgentSession:
     def user_turn_count(self) -> int:
         return int(self.session.user_turn_count)
 
-    def run_turn(self, user_text: str, interrupt: threading.Event | None = None) -> Iterator[RunnerEvent]:
+    def run_turn(
+        self, user_text: str, interrupt: threading.Event | None = None, request: chat_versions.TurnRequest | None = None
+    ) -> Iterator[RunnerEvent]:
+        """A new question, or (`request`) an edit, a regenerated or continued answer (agent/chat/versions.py)."""
         self._follow_config()
-        error = message_error(user_text, self.config.agent.max_message_chars)
+        request = request or chat_versions.TurnRequest()
+        error = message_error(user_text, self.config.agent.max_message_chars) if request.needs_text else None
         if error is not None:
             raise InputTooLarge(error)
         with self._turn_lock:
             self.interrupt = interrupt or threading.Event()
-            yield from self._run_turn_locked(user_text)
+            yield from self._run_turn_locked(user_text, request)
 
     def _follow_config(self) -> None:
         """A setting saved since the last turn, on this worker or another, governs this turn
@@ -214,22 +226,39 @@ class AgentSession:
             return user_text, None
         return invocation.model_text, invocation.skill_name
 
-    def _run_turn_locked(self, user_text: str) -> Iterator[RunnerEvent]:
+    def _open_turn(self, user_text: str, request: chat_versions.TurnRequest) -> tuple[Message, _Turn, TurnStarted]:
+        """Store the question (or find the one answered again) and give the model its context."""
+        target = chat_versions.target(self.session, request)
+        if target.after is not None:  # another version than the chosen one goes on
+            versions.keep_summary(self.session, versions.Tree.load(self.session.pk).path(target.after))
+            self.messages, self.leaf_id = self.session.api_messages(upto_id=target.after), target.after or None
+        user_msg = target.question
+        if user_msg is None:
+            # The stored message is what the user typed; the model gets the expanded text.
+            # One transaction per turn step: the message and its session counters together.
+            user_msg = self._store(
+                {"role": "user", "content": user_text},
+                first_user=self.session.user_turn_count == 0,
+                session_updates={"user_turn_count": F("user_turn_count") + 1},
+            )
+            self.session.user_turn_count += 1
+        model_text, slash_name = self._model_text(user_msg.content)
+        chat_versions.add_question(self.messages, target, model_text)
+        # A checkpointed answer is stored as any message of the turn: after the last one of its version.
+        answer = turn_records.StreamedAnswer(
+            self.session,
+            clock=self.clock,
+            store=lambda msg: self._store(msg, finish_reason=turn_records.DRAFT_REASON),
+        )
+        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name), answer, resumed=target.answer)
+        answer_id = target.answer.pk if target.answer else None
+        return user_msg, turn, TurnStarted(user_msg.pk, user_msg.content, request.kind, answer_id)
+
+    def _run_turn_locked(self, user_text: str, request: chat_versions.TurnRequest) -> Iterator[RunnerEvent]:
         self.counters.turn_started()
-        # The stored message is what the user typed; the model gets the expanded text.
-        # One transaction per turn step: the message and its session counters together.
-        user_msg = self._store(
-            {"role": "user", "content": user_text},
-            first_user=self.session.user_turn_count == 0,
-            session_updates={"user_turn_count": F("user_turn_count") + 1},
-        )
-        self.session.user_turn_count += 1
-        model_text, slash_name = self._model_text(user_text)
-        self.messages.append({"role": "user", "content": model_text})
-        turn = _Turn(
-            user_msg.pk, SkillUseTracker(slash_name), turn_records.StreamedAnswer(self.session, clock=self.clock)
-        )
-        yield TurnStarted(user_msg.pk, user_text)
+        user_msg, turn, started = self._open_turn(user_text, request)
+        user_text = user_msg.content
+        yield started
         ctx = ToolContext(
             actor="agent",
             session_id=self.session.pk,
@@ -251,14 +280,21 @@ class AgentSession:
         )
         for event in loop.run(self.messages, self.interrupt):
             self._persist(event, turn)
+            if isinstance(event, TurnDone) and turn.resumed is not None:
+                event = replace(event, final_text=turn.resumed.content)  # the page shows the whole answer
             yield event
+        if turn.resumed is not None:
+            self.messages = self.session.api_messages()  # the answer as one message, without the instruction
         yield self._after_turn(user_text, turn)
 
     def _persist(self, event: Event, turn: _Turn) -> None:
         """Store what the event produced as soon as it exists, and note what the turn did."""
         if isinstance(event, TextDelta):
-            if turn.answer.add(event.text):  # checkpointed: the answer's row now exists
-                self.known_messages += 1
+            if turn.resumed is None:  # a continuation goes on in the stopped answer's own row
+                turn.answer.add(event.text)  # checkpointed as it streams (counted when first stored)
+        elif isinstance(event, ModelCalled) and turn.resumed is not None and turn.answer_id is None:
+            self.counters.model_called()  # the continuation's call, counted as any other
+            turn.answer_id = self._extend(turn.resumed, event.message, event.finish_reason, event)
         elif isinstance(event, ModelCalled):
             stored = self._model_called(event, turn.answer)
             if stored is not None and event.message.get("content"):
@@ -270,10 +306,14 @@ class AgentSession:
         elif isinstance(event, TurnError):
             turn.error = event.message
             partial = {"role": "assistant", "content": event.partial_text or "".join(turn.answer.text)}
-            row = turn.answer.finish(partial, finish_reason="error")
-            if row is None and partial["content"]:
-                row = self._store(partial, finish_reason="error")
-            turn.answer_id = row.pk if row is not None else turn.answer_id
+            if turn.resumed is not None and turn.answer_id is None:
+                if partial["content"]:
+                    turn.answer_id = self._extend(turn.resumed, partial, "error")
+            else:
+                row = turn.answer.finish(partial, finish_reason="error")
+                if row is None and partial["content"]:
+                    row = self._store(partial, finish_reason="error")
+                turn.answer_id = row.pk if row is not None else turn.answer_id
         elif isinstance(event, TurnDone):
             turn.final = event
 
@@ -336,10 +376,19 @@ class AgentSession:
 
     # -- persistence --------------------------------------------------------------------------
     def _store(self, msg: dict[str, Any], **kw: Any) -> Message:
-        """Store one message of this session (agent/chat/records.py) and count it as known."""
-        m = turn_records.store_message(self.session, msg, **kw)
+        """Store one message of this session (agent/chat/records.py) after the last one of its
+        version, and count it as known."""
+        m = turn_records.store_message(self.session, msg, parent_id=self.leaf_id, **kw)
         self.known_messages += 1
+        self.leaf_id = m.pk
         return m
+
+    def _extend(self, answer: Message, msg: dict[str, Any], ending: str, event: ModelCalled | None = None) -> int:
+        """A continued answer goes on in the stopped message itself, with the call's usage (`event`)."""
+        updates = turn_records.usage_updates(self.session, event) if event is not None else None
+        chat_versions.extend_answer(answer, msg, ending, event.usage.completion_tokens if event else 0, updates)
+        self.session.revision += 1
+        return answer.pk
 
     def _model_called(self, event: ModelCalled, answer: turn_records.StreamedAnswer) -> Message | None:
         """Count the call; store its message (if any) with the usage in one transaction: into

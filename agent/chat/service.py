@@ -19,6 +19,7 @@ from django.db import close_old_connections
 
 from agent.chat.frames import Frame, event_frame
 from agent.chat.runner import CURRENT_FIELDS, AgentSession, InputTooLarge, default_client_factory
+from agent.chat.versions import TurnRequest
 from agent.llm import LLMError
 from agent.loop import ModelClient
 from hermes_site import config as hermes_config
@@ -26,6 +27,7 @@ from hermes_site.config import Config
 from knowledge.history import turns
 from knowledge.history.heartbeat import LeaseKeeper
 from knowledge.models import ChatSession
+from knowledge.versions import VersionError
 
 log = logging.getLogger(__name__)
 
@@ -197,20 +199,24 @@ def _stored_title(session: ChatSession) -> str:
     return session.display_title
 
 
-def submit_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
-    _pool().submit(_drive_turn, session_id, text, interrupt, emit)
+def submit_turn(
+    session_id: str, text: str, interrupt: threading.Event, emit: Emit, request: TurnRequest | None = None
+) -> None:
+    _pool().submit(_drive_turn, session_id, text, interrupt, emit, request)
 
 
-def _drive_turn(session_id: str, text: str, interrupt: threading.Event, emit: Emit) -> None:
+def _drive_turn(
+    session_id: str, text: str, interrupt: threading.Event, emit: Emit, request: TurnRequest | None = None
+) -> None:
     try:
         agent = _agent_for_turn(session_id)
-        for event in agent.run_turn(text, interrupt):
+        for event in agent.run_turn(text, interrupt, request):
             frame = event_frame(event)
             if frame is not None:
                 if frame["type"] == "saved":
                     frame["title"] = _stored_title(agent.session)  # the first message titles the chat
                 emit(frame)
-    except InputTooLarge as exc:
+    except (InputTooLarge, VersionError) as exc:  # nothing was stored
         emit({"type": "error", "error": str(exc), "retry": False})
     except ChatSession.DoesNotExist:
         _agents.pop(session_id)

@@ -9,6 +9,7 @@ message, in plain words, as its title.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 
@@ -20,6 +21,7 @@ from agent.llm import LLMError, client_from_config
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from hermes_site.rendering import plain_text
+from knowledge import versions
 from knowledge.models import ChatSession, Message, without_nul
 
 log = logging.getLogger(__name__)
@@ -46,11 +48,8 @@ class NothingToTitle(ValueError):
 
 def suggest_title(session: ChatSession) -> str:
     """The model's title for the chat's opening exchange, as plain words. Raises LLMError on failure."""
-    opening = (
-        Message.objects.filter(session=session, role__in=("user", "assistant"))
-        .exclude(content="")
-        .order_by("id")[:EXCHANGE_MESSAGES]
-    )
+    shown = (m for m in versions.path_messages(session) if m.role in ("user", "assistant") and m.content)
+    opening = list(itertools.islice(shown, EXCHANGE_MESSAGES))
     conversation = "\n\n".join(f"{m.role}: {m.content[:MESSAGE_CHARS]}" for m in opening)
     if not conversation:
         raise NothingToTitle("Nothing to title yet: send a message first.")

@@ -6,15 +6,16 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent.chat import branching, connection, presenter, session_end
+from agent.chat import connection, presenter, session_end
 from agent.chat import service as chat_service
 from agent.chat.forms import RenameForm, SetupForm
 from agent.learning import review
 from hermes_site import config as hermes_config
-from knowledge import capabilities
+from knowledge import capabilities, versions
 from knowledge.history import learned, turns
 from knowledge.models import ChatSession
 from knowledge.search import search_sessions
@@ -64,6 +65,7 @@ def _chat_page(
     template: str = "chat/page.html",
     rename_form: RenameForm | None = None,
     status: int = 200,
+    version_error: str = "",
 ) -> HttpResponse:
     config = hermes_config.get()
     max_chars = config.agent.max_message_chars
@@ -82,10 +84,10 @@ def _chat_page(
         "attach_bytes": attach_bytes,
         "attach_kb": attach_bytes // 1000,
         "chat_model": session.model or config.model_name,
-        "branches": branching.branches(session),
         "needs_setup": not config.model_name,
         "model_limits": capabilities.limits(config.base_url, config.model_name) if config.model_name else "",
         "rename_form": rename_form,
+        "version_error": version_error,
         **_sessions(request, session),
     }
     if context["needs_setup"]:
@@ -106,7 +108,17 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def chat(request: HttpRequest, session_id: str) -> HttpResponse:
-    return _chat_page(request, get_object_or_404(ChatSession, pk=session_id))
+    session = get_object_or_404(ChatSession, pk=session_id)
+    wanted = request.GET.get("m", "")
+    if wanted.isdigit():
+        # A search hit (?m=<message>#m<message>) in another version than the one shown opens the
+        # chat on that version, as choosing it with ‹ › would.
+        try:
+            if versions.show(session, int(wanted)):
+                return redirect(reverse("chat", args=[session.pk]) + f"#m{wanted}")
+        except versions.VersionError as exc:
+            return _chat_page(request, session, version_error=str(exc))
+    return _chat_page(request, session)
 
 
 @require_POST

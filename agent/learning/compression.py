@@ -27,7 +27,8 @@ from agent.loop import AgentLoop, ModelClient, TurnError
 from agent.tools import verify_gate
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site.config import Config
-from knowledge.models import ChatSession, Message
+from knowledge import versions
+from knowledge.models import ChatSession
 from knowledge.prompt import build_system_prompt
 
 
@@ -39,6 +40,7 @@ class AgentSession(Protocol):
     session: ChatSession
     messages: list[dict[str, Any]]
     token_count: TokenCount
+    leaf_id: int | None  # the last stored message of the version it continues
 
     @property
     def client(self) -> ModelClient: ...
@@ -199,7 +201,8 @@ def compress(agent: AgentSession) -> bool:
     summary = SUMMARY_PREFIX + _summarise(agent, messages[head_end:tail_start])
     new_prompt = build_system_prompt(agent.config)
     # Map the live list back to stored ids: the head and tail are stored messages in order.
-    stored = list(Message.objects.filter(session=agent.session).order_by("id").values_list("id", "role"))
+    # The version the agent continues: the live list holds no other.
+    stored = [(m.pk, m.role) for m in versions.path_messages(agent.session, agent.leaf_id or 0)]
     live_ids = _live_ids(agent, stored)
     head_to = live_ids[head_end - 2] if 2 <= head_end <= len(live_ids) + 1 else 0
     cut_to = live_ids[tail_start - 2] if tail_start - 2 < len(live_ids) else 0

@@ -32,10 +32,11 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
+from knowledge import versions
 from knowledge.history import runs
 from knowledge.history.waiting import poll_until
 from knowledge.history.workers import this_worker
-from knowledge.models import Message, PendingWrite, ReviewRun
+from knowledge.models import PendingWrite, ReviewRun
 from knowledge.skills import outcomes
 
 log = logging.getLogger(__name__)
@@ -173,10 +174,8 @@ def spawn_review(
         status="queued",
         # On the durable queue no process holds it until a worker starts it.
         worker=runs.IN_QUEUE if durable else this_worker(),
-        upto_message_id=Message.objects.filter(session_id=session_id)
-        .order_by("-id")
-        .values_list("id", flat=True)
-        .first(),
+        # The end of the version the turn continued (knowledge/versions.py), not the newest message.
+        upto_message_id=versions.leaf_of(session_id),
     )
     # On this process's threads the review reuses the live conversation, tools and client
     # factory; on the queue a worker rebuilds them from the run's id (review_task).

@@ -29,6 +29,7 @@ from django.utils import timezone
 from agent.tools.registry import ToolContext
 from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
+from knowledge import versions
 from knowledge.models import Message, PendingWrite
 from knowledge.provenance import Provenance
 from knowledge.verification import conflicts, evidence, removal, support
@@ -277,6 +278,7 @@ def _shown_by_tools(entry: str, ctx: ToolContext) -> bool:
     if not ctx.session_id or ctx.message_id is None:
         return False
     outputs = Message.objects.filter(session_id=ctx.session_id, role="tool", id__gt=ctx.message_id)
+    outputs = outputs.exclude(id__in=versions.off_path_of(ctx.session_id))  # not an earlier answer's tools
     located = [Located(c, c, "tool") for c in outputs.values_list("content", flat=True)]
     return bool(located) and not support.coverage_reason(entry, located)
 

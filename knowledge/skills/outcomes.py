@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from knowledge import versions
 from knowledge.models import AnswerFeedback, Message, SkillOutcome
 
 FLAG_AFTER = 3
@@ -61,6 +62,7 @@ def give_verdict(message: Message, verdict: str, note: str = "") -> AnswerFeedba
         )
         turn_start = (
             Message.objects.filter(session_id=message.session_id, role="user", id__lte=message.pk)
+            .exclude(id__in=versions.off_path_of(message.session_id))  # the question of this version
             .order_by("-id")
             .values_list("id", flat=True)
             .first()

@@ -26,7 +26,7 @@ EXPORT_ROOT = "hermes-export"
 
 def _session_row(s: ChatSession) -> dict[str, Any]:
     fields = (
-        "id", "name", "title", "source", "model", "system_prompt", "parent_id", "end_reason", "user_turn_count",
+        "id", "name", "title", "source", "model", "system_prompt", "leaf_id", "end_reason", "user_turn_count",
         "message_count", "tool_call_count", "prompt_tokens", "completion_tokens", "compression_count",
     )  # fmt: skip
     row: dict[str, Any] = {f: getattr(s, f) for f in fields}
@@ -40,6 +40,7 @@ def _message_row(m: Message) -> dict[str, Any]:
     return {
         "id": m.pk,
         "session_id": m.session_id,
+        "parent_id": m.parent_id,  # the message it follows: versions of a turn share one
         "role": m.role,
         "content": m.content,
         "tool_calls": m.tool_calls,

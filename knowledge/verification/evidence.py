@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from knowledge import versions
 from knowledge.models import Message
 from knowledge.verification.documents import Located, statement_text
 
@@ -115,6 +116,7 @@ _Row = tuple[int | None, str, str, str]
 
 def _stored(session_id: str, roles: Iterable[str], since_id: int | None) -> list[_Row]:
     rows = Message.objects.filter(session_id=session_id, role__in=list(roles))
+    rows = rows.exclude(id__in=versions.off_path_of(session_id))  # what the review saw: the chosen version
     if since_id is not None:
         rows = rows.filter(id__gte=since_id)
     latest = rows.order_by("-id").values_list("id", "role", "content")[:SEARCH_WINDOW]

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from hermes_site import config as hermes_config
-from knowledge import prompt_blocks, undo
+from knowledge import prompt_blocks, undo, versions
 from knowledge.memory.ops import TARGETS
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, Message
@@ -29,7 +29,8 @@ def feedback(request: HttpRequest, session_id: str) -> JsonResponse:
     if raw_id.isdigit():
         message = answers.filter(pk=int(raw_id)).first()
     elif request.POST.get("latest"):
-        message = answers.order_by("-id").first()
+        # The latest of the version shown.
+        message = answers.exclude(id__in=versions.off_path_of(session_id)).order_by("-id").first()
     else:
         message = None
     if message is None:

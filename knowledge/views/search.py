@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from knowledge import search
+from knowledge import search, versions
 from knowledge.models import ChatSession, Message
 from knowledge.search import results as search_results
 from knowledge.search import sanitize as query
@@ -84,8 +84,11 @@ def search_context(f: dict[str, Any]) -> dict[str, Any]:
         sources=sources,
     )
     pages = max(1, -(-result.total // PER_PAGE))
+    chats = {hit.session_id for hit in result.results}
     ctx.update(
         result=result,
+        # Each message is found once; one not in the version its chat shows says so.
+        other_versions=set().union(*(versions.off_path_of(chat) for chat in chats)),
         first_index=(f["page"] - 1) * PER_PAGE + 1,
         prev_qs=_query_string(f, f["page"] - 1) if f["page"] > 1 else None,
         next_qs=_query_string(f, f["page"] + 1) if f["page"] < pages and result.results else None,

@@ -58,11 +58,18 @@ PendingWrite.objects.create(kind="memory", tool_name="memory", review=run,
     arguments={{"target": "memory", "action": "add", "content": "Deploys go out on Tuesdays"}})
 PendingWrite.objects.create(kind="memory", tool_name="memory", review=run,
     arguments={{"target": "memory", "action": "add", "content": "Likes tabs"}}).reject()
-from agent.chat.branching import fork_before, last_user_message
-from knowledge.models import ChatSession
-parent = ChatSession.objects.get(pk={session!r})
-fork = fork_before(parent, last_user_message(parent).pk)
-print(run.pk, change.pk, fork.pk)
+from knowledge.models import ChatSession, Message
+# A chat with versions: a regenerated answer and an edited question.
+chat = ChatSession.objects.create(title="Which port?", title_source="person", source="web")
+ask = Message.objects.create(session=chat, role="user", content="Which port does Postgres use?")
+Message.objects.create(session=chat, role="assistant", content="5432.")
+again = Message.objects.create(session=chat, role="assistant", parent=ask, content="5432, unless `port` is set.")
+Message.objects.create(session=chat, role="user", parent=again, content="And MySQL?")
+Message.objects.create(session=chat, role="assistant", content="3306.")
+Message.objects.create(session=chat, role="user", parent=again, content="And Redis?")
+Message.objects.create(session=chat, role="assistant", content="6379.")
+ChatSession.objects.filter(pk=chat.pk).update(message_count=7, user_turn_count=3)  # not an unused chat
+print(run.pk, change.pk, chat.pk)
 """
 
 _seeded: dict[str, dict[str, str]] = {}
@@ -114,8 +121,8 @@ def seed_site(browser: Browser, server: LiveServer, llm: ScriptedLLM) -> dict[st
         category="devops",
     )
     session = _chat_turn(browser, server, llm)
-    review, change, fork = _server_python(server, REVIEW_SCENARIO.format(session=session)).split()
-    _seeded[server.url] = {"session": session, "review": review, "change": change, "fork": fork}
+    review, change, versions = _server_python(server, REVIEW_SCENARIO.format(session=session)).split()
+    _seeded[server.url] = {"session": session, "review": review, "change": change, "versions": versions}
     return _seeded[server.url]
 
 
@@ -125,8 +132,8 @@ def site_pages(ids: dict[str, str]) -> list[SitePage]:
         SitePage("login", "/login", "button[type=submit]", logged_in=False),
         SitePage("chat", chat, "#send"),
         SitePage("sessions", chat, "#new-chat", open_drawer=True),
-        # A chat with another version: its bar of versions must read in both themes.
-        SitePage("chat-branched", f"/c/{ids['fork']}/", ".branches a"),
+        # A chat with versions: its ‹ 2/2 › must read in both themes.
+        SitePage("chat-versions", f"/c/{ids['versions']}/", ".versions .version-count"),
         SitePage("overview", "/overview/", "main h1"),
         SitePage("memory", "/memory/", ".memory-add button"),
         SitePage("skills", "/skills/", "a[href='/skills/new/']"),

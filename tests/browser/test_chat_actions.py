@@ -1,5 +1,5 @@
-"""Message actions in a real browser: copy, edit-and-resend, regenerate, the chat's
-model, export. Each test does what a person would do and checks what they would see."""
+"""Message actions in a real browser: copy, the chat's model, export (edit and regenerate:
+test_chat_versions.py). Each test does what a person would do and checks what they would see."""
 
 from __future__ import annotations
 
@@ -43,47 +43,6 @@ def test_copy_puts_the_code_block_and_the_message_on_the_clipboard(page, context
     page.reload()  # stored messages get the same buttons
     page.locator(".msg-user .msg-copy").click()
     assert clipboard(page) == "show me code"
-
-
-def test_edit_and_resend_forks_and_both_branches_stay_reachable(page, llm, daphne_server):
-    answer_echo(llm)
-    first = fresh_chat(page)
-    send(page, "first question")
-    wait_idle(page, 1)
-    send(page, "second question")
-    wait_idle(page, 2)
-    page.locator(".msg-user").first.locator(".msg-edit").click()
-    editor = page.locator(".edit-form textarea")
-    expect(editor).to_have_value("first question")
-    editor.fill("first question, edited")
-    page.click(".edit-form button[type=submit]")
-    page.wait_for_url(lambda url: first not in url)
-    wait_idle(page, 1)
-    expect(page.locator(".msg-user .md")).to_have_text(["first question, edited"])
-    expect(page.locator(".msg-assistant .md")).to_have_text(["answer to first question, edited"])
-    fork = str(page.get_attribute("#chat", "data-session"))
-    assert daphne_server.query("select parent_id from knowledge_chatsession where id=?", fork) == [(first,)]
-    # The earlier branch is one click away, whole, and links back to the new one.
-    page.click(".branches .branch-parent")
-    expect(page.locator(".msg-user .md")).to_have_text(["first question", "second question"])
-    expect(page.locator(".msg-assistant .md")).to_have_text(["answer to first question", "answer to second question"])
-    page.click(".branches .branch-child")
-    expect(page.locator(".msg-user .md")).to_have_text(["first question, edited"])
-
-
-def test_regenerate_replaces_the_answer_and_keeps_the_old_one_reachable(page, llm, daphne_server):
-    first = fresh_chat(page)
-    llm.push(Reply(text="the first answer"), Reply(text="a better answer"))
-    send(page, "what is best?")
-    wait_idle(page, 1)
-    page.click(".msg-assistant .msg-regenerate")
-    page.wait_for_url(lambda url: first not in url)
-    wait_idle(page, 1)
-    expect(page.locator(".msg-assistant .md")).to_have_text(["a better answer"])
-    expect(page.locator(".msg-user .md")).to_have_text(["what is best?"])
-    assert last_user_text(llm.requests[-1]) == "what is best?"
-    page.click(".branches .branch-parent")
-    expect(page.locator(".msg-assistant .md")).to_have_text(["the first answer"])
 
 
 def test_the_chat_uses_the_model_chosen_from_the_servers_list_or_typed(page, llm, daphne_server):

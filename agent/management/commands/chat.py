@@ -26,6 +26,7 @@ from agent.learning.review import wait_for_reviews
 from agent.llm import LLMError
 from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from hermes_site.config import ConfigError, write_defaults
+from knowledge import versions
 from knowledge.history.runs import recover_after_restart
 from knowledge.models import Message, ReviewRun
 from knowledge.skills import outcomes
@@ -144,6 +145,7 @@ class Command(BaseCommand):
         answer = (
             Message.objects.filter(session_id=agent.session.pk, role="assistant")
             .exclude(content="")
+            .exclude(id__in=versions.off_path_of(agent.session.pk))
             .order_by("-id")
             .first()
         )

@@ -1,10 +1,8 @@
-// Message actions: copy a message or one code block, edit a message and send it again as a new
-// branch, and answer the last question again (regenerate). Branching happens on the server
-// (the old chat is kept and linked); the new chat's page then sends the text (see main.js).
+// Message actions: copy a message or one code block, edit a message and send it again, and
+// answer the last question again (regenerate). Both make a new version in place: the earlier one
+// stays in the same chat, one ‹ away (versions.js); the page sends them on the socket (main.js).
 
-import { el, button, api, showAlert } from "./dom.js";
-
-export const RESEND_KEY = "hermes:send:";
+import { el, button, showAlert } from "./dom.js";
 
 async function copyText(text, btn) {
   try {
@@ -16,18 +14,6 @@ async function copyText(text, btn) {
   const label = btn.textContent;
   btn.textContent = "Copied";
   setTimeout(function () { btn.textContent = label; }, 1500);
-}
-
-async function branch(url, form) {
-  let data;
-  try {
-    data = await api(url, { method: "POST", form });
-  } catch (e) {
-    showAlert(e.message);
-    return;
-  }
-  sessionStorage.setItem(RESEND_KEY + data.session, data.text);
-  location.assign(data.url);
 }
 
 function addCodeCopy(bubble) {
@@ -42,10 +28,9 @@ function addCodeCopy(bubble) {
   });
 }
 
-export function makeActions(root, { isBusy }) {
-  const forkUrl = root.getAttribute("data-fork-url");
-  const regenerateUrl = root.getAttribute("data-regenerate-url");
-
+// edit(bubble, text): send `text` as a new version of the question in `bubble`;
+// regenerate(bubble): write the answer in `bubble` again.
+export function makeActions(root, { isBusy, edit, regenerate }) {
   function startEdit(bubble) {
     if (isBusy() || bubble.querySelector(".edit-form")) return;
     const form = el("form", "edit-form");
@@ -54,10 +39,10 @@ export function makeActions(root, { isBusy }) {
     area.setAttribute("aria-label", "Edited message");
     area.rows = Math.min(12, Math.max(3, area.value.split("\n").length + 1));
     const row = form.appendChild(el("div", "edit-actions"));
-    const send = row.appendChild(el("button", "primary", "Send as a new branch"));
+    const send = row.appendChild(el("button", "primary", "Send"));
     send.type = "submit";
     const cancelButton = row.appendChild(button("Cancel", "edit-cancel"));
-    row.appendChild(el("span", "muted", " The current conversation is kept; Escape cancels."));
+    row.appendChild(el("span", "muted", " The earlier version stays, one ‹ away; Escape cancels."));
     const shown = Array.from(bubble.children);
     shown.forEach(function (child) { child.hidden = true; });
     bubble.appendChild(form);
@@ -79,7 +64,7 @@ export function makeActions(root, { isBusy }) {
         showAlert("The edited message is empty. Nothing was sent.");
         return;
       }
-      branch(forkUrl, { message_id: bubble.getAttribute("data-message-id"), text: area.value });
+      edit(bubble, area.value);
     });
     area.focus();
   }
@@ -105,7 +90,7 @@ export function makeActions(root, { isBusy }) {
     const bar = last.querySelector(".msg-actions");
     if (!bar) return;
     bar.appendChild(button("Regenerate", "msg-regenerate link-button", function () {
-      branch(regenerateUrl, {});
+      if (!isBusy()) regenerate(last);
     }));
   }
 

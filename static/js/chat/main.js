@@ -6,7 +6,8 @@ import { makeScroller } from "./scroll.js";
 import { TurnView, clock } from "./turn.js";
 import { LearningIndicator } from "./learning.js";
 import { makeSlashPicker } from "./slash.js";
-import { makeActions, RESEND_KEY } from "./actions.js";
+import { makeActions } from "./actions.js";
+import { makeVersions } from "./versions.js";
 import { makeAttachments } from "./attach.js";
 import { makeModelChooser } from "./model.js";
 
@@ -20,7 +21,11 @@ class ChatPage {
     this.busy = false;
     const self = this;
     this.scroller = makeScroller(document.getElementById("messages"), document.getElementById("jump-latest"));
-    this.actions = makeActions(root, { isBusy: function () { return self.busy; } });
+    this.actions = makeActions(root, {
+      isBusy: function () { return self.busy; },
+      edit: function (bubble, text) { self.sendVersion("edit", bubble, text); },
+      regenerate: function (bubble) { self.sendVersion("regenerate", bubble); },
+    });
     this.attachments = makeAttachments(
       document.getElementById("attach-input"),
       document.getElementById("attachments"),
@@ -41,6 +46,15 @@ class ChatPage {
       decorate: this.actions.decorate,
       chatUrl: "/c/" + this.sessionId + "/",
       onSaved: function (frame) { self.saved(frame); },
+      onVersionTurnEnd: function () { self.versions.refresh(); },
+    });
+    this.versions = makeVersions(root, {
+      messages: document.getElementById("messages"),
+      scroller: this.scroller,
+      isBusy: function () { return self.busy; },
+      decorate: this.actions.decorate,
+      refreshActions: this.actions.refresh,
+      onContinue: function (id, button) { self.sendVersion("continue", button.closest(".turn-note"), "", id); },
     });
     this.socket = openSocket("/ws/chat/" + this.sessionId + "/", {
       onFrame: function (frame) { self.turns.handle(frame); },
@@ -77,12 +91,6 @@ class ChatPage {
   opened() {
     this.conn.textContent = "";
     this.root.setAttribute("data-connected", "1");
-    // A branch made by "edit" or "regenerate" on the previous page: send its text here, once.
-    const pending = sessionStorage.getItem(RESEND_KEY + this.sessionId);
-    if (pending !== null) {
-      sessionStorage.removeItem(RESEND_KEY + this.sessionId);
-      this.send(pending);
-    }
   }
 
   closed(finalReason) {
@@ -111,6 +119,43 @@ class ChatPage {
     this.input.value = "";
     this.attachments.clear();
     this.slash.close();
+    this.setBusy(true);
+  }
+
+  // A version made in place (agent/chat/versions.py): what it replaces leaves the page (the
+  // edited question or the answer and all after it; for Continue, the "Stopped." note), and the
+  // turn streams where it belongs. `at`: that element; `id`: the message (default: at's).
+  sendVersion(kind, at, text, id) {
+    if (this.busy || !at) return;
+    if (!this.socket.isOpen()) {
+      this.conn.textContent = "Not connected yet — try again in a moment.";
+      return;
+    }
+    // A regenerate names the question: an answer streamed into this page has no id yet.
+    const named = kind === "regenerate" ? previousQuestion(at) : at;
+    const messageId = id || parseInt(named ? named.getAttribute("data-message-id") : "", 10);
+    if (!messageId) return;
+    const frame = { type: "message", text: text || "" };
+    frame[kind] = messageId;
+    const bubble = kind === "continue" ? document.getElementById("m" + messageId) : null;
+    let node = kind === "regenerate" ? previousQuestion(at) : at;
+    let next = kind === "regenerate" && node ? node.nextElementSibling : node;
+    if (!node && kind === "regenerate") next = this.turns.ui.messages.firstElementChild;
+    while (next) {
+      const after = next.nextElementSibling;
+      next.remove();
+      next = after;
+    }
+    if (kind === "edit") {
+      this.turns.sending(text);
+      this.turns.versionTurn = true;
+    } else if (kind === "regenerate") {
+      this.turns.regenerating();
+    } else {
+      this.turns.continuing(bubble);
+    }
+    this.scroller.toBottom();
+    this.socket.send(frame);
     this.setBusy(true);
   }
 
@@ -170,6 +215,13 @@ class ChatPage {
     }
     this.input.focus();
   }
+}
+
+// The person's message an answer (`node`, an element of the conversation) follows.
+function previousQuestion(node) {
+  let at = node.previousElementSibling;
+  while (at && !at.classList.contains("msg-user")) at = at.previousElementSibling;
+  return at;
 }
 
 const root = document.getElementById("chat");

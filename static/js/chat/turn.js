@@ -2,7 +2,7 @@
 // Model text is inserted with textContent; the one exception is `final_html`, which the
 // server's renderer sanitised (nh3).
 
-import { el, button, pretty } from "./dom.js";
+import { el, button, pretty, showAlert } from "./dom.js";
 
 // When a message was written (in the reader's time) and, for an answer, its tokens.
 export function clock(date) {
@@ -48,7 +48,8 @@ const HANDLERS = {
   stopping: "stopping",
 };
 
-// ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame)}
+// ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame),
+//      onVersionTurnEnd() after a turn that made a version in place (edit, regenerate, continue)}
 export class TurnView {
   constructor(ui) {
     this.ui = ui;
@@ -56,6 +57,8 @@ export class TurnView {
     this.pendingUser = null; // the user's bubble until the server confirms the turn started
     this.lastText = "";
     this.waiting = null; // the "Thinking…" line while no token has arrived
+    this.resumed = null; // the stopped answer's bubble a Continue writes on in
+    this.versionTurn = false; // this turn made a version in place: the page fetches the versions after it
   }
 
   handle(frame) {
@@ -101,6 +104,37 @@ export class TurnView {
     this.lastText = text;
     this.pendingUser = this.addUser(text);
     this.startWaiting();
+  }
+
+  // Regenerate: the answer (and what followed it) is already off the page; a new one comes.
+  regenerating() {
+    this.lastText = "";
+    this.pendingUser = null;
+    this.versionTurn = true;
+    this.startWaiting();
+  }
+
+  // Continue: the stopped answer goes on in its own bubble.
+  continuing(bubble) {
+    this.lastText = "";
+    this.pendingUser = null;
+    this.resumed = bubble;
+    this.versionTurn = true;
+    this.startWaiting();
+  }
+
+  // The continued answer as plain text again (its source), so the new text joins it; the
+  // rendered whole replaces it when the answer is done.
+  resume(bubble) {
+    const md = bubble && bubble.querySelector(".md");
+    if (!md) return;
+    bubble.querySelectorAll(".msg-actions, .versions").forEach(function (node) { node.remove(); });
+    md.textContent = bubble.getAttribute("data-source") || md.textContent;
+    md.classList.add("plain");
+    bubble.classList.add("streaming");
+    bubble.classList.remove("msg-ended");
+    bubble.removeAttribute("data-source");
+    this.turn.segment = md;
   }
 
   textSegment() {
@@ -149,8 +183,15 @@ export class TurnView {
 
   started(f) {
     this.turn = { segment: null, thinking: null, cards: {}, tokens: 0, estimated: false };
+    this.versionTurn = !!f.kind && f.kind !== "message";
+    if (f.kind === "continue") {
+      this.resume(f.mirrored ? document.getElementById("m" + f.answer_id) : this.resumed);
+      this.resumed = null;
+    }
     let bubble = null;
-    if (f.mirrored) {
+    if (f.mirrored && this.versionTurn && f.kind !== "edit") {
+      bubble = null; // the question is on the page already; the versions are fetched at the end
+    } else if (f.mirrored) {
       bubble = this.addUser(f.text); // sent from another tab on this chat
     } else {
       bubble = this.pendingUser;
@@ -234,7 +275,11 @@ export class TurnView {
     if (last && !last.querySelector(".msg-meta")) {
       this.ui.scroller.keep(function () { last.appendChild(metaLine(turn.tokens, turn.estimated)); });
     }
-    if (f.interrupted) this.note("Stopped. What was written so far is kept.", "stopped");
+    if (f.interrupted) {
+      this.note("Stopped. What was written so far is kept.", "stopped");
+      // The stored answer comes back with its Continue button (and its id) once the turn is over.
+      this.versionTurn = true;
+    }
     if (f.hit_limit) this.note("Stopped at the limit of model calls for one turn.", "stopped");
     this.lastText = "";
   }
@@ -243,6 +288,16 @@ export class TurnView {
     this.endSegment();
     if (f.mirrored) {
       this.showError({ error: f.error }); // the retry belongs to the tab that sent it
+      return;
+    }
+    if (!this.turn && this.versionTurn) {
+      // A version refused before its turn began: nothing changed, and the page shows the chat
+      // as stored again (after "ready", or now when no "ready" follows a refused frame).
+      if (this.pendingUser) this.pendingUser.remove();
+      this.pendingUser = null;
+      if (!this.ui.input.value && this.lastText) this.ui.input.value = this.lastText; // an edit's text is kept
+      showAlert(f.error);
+      if (f.retry === undefined) this.ready();
       return;
     }
     if (!this.turn && this.pendingUser) {
@@ -262,7 +317,10 @@ export class TurnView {
 
   ready() {
     this.turn = null;
+    this.resumed = null;
     this.ui.setBusy(false);
+    if (this.versionTurn && this.ui.onVersionTurnEnd) this.ui.onVersionTurnEnd();
+    this.versionTurn = false;
   }
 
   // The server's answer to Stop. running: the turn is being stopped, its "done" and "ready"

@@ -20,34 +20,59 @@ def chat(home) -> ChatSession:
     return session
 
 
-def test_fork_answers_with_the_new_chat_and_the_text_to_send(auth_client, chat):
+def _second_answer(chat: ChatSession) -> tuple[Message, Message]:
+    """A regenerated answer beside the first: two versions of the answer to "question"."""
     question = chat.messages.get(role="user")
-    resp = auth_client.post(f"/c/{chat.pk}/fork/", {"message_id": question.pk, "text": "better question"})
-    assert resp.status_code == 200
-    data = resp.json()
-    fork = ChatSession.objects.get(pk=data["session"])
-    assert data["url"] == f"/c/{fork.pk}/" and data["text"] == "better question" and fork.parent_id == chat.pk
+    first = chat.messages.get(role="assistant")
+    second = Message.objects.create(session=chat, parent=question, role="assistant", content="better answer")
+    return first, second
+
+
+def test_choosing_a_version_shows_it_in_the_same_chat(auth_client, chat):
+    first, second = _second_answer(chat)
+    resp = auth_client.post(f"/c/{chat.pk}/version/", {"message_id": second.pk, "step": "-1"}, HTTP_HX_REQUEST="true")
+    html = resp.content.decode()
+    assert resp.status_code == 200 and resp["X-Shown-Message"] == str(first.pk)
+    assert ">answer<" in html.replace("<p>", ">").replace("</p>", "<") and "better answer" not in html
+    assert '<span class="version-count">1/2</span>' in html
+    chat.refresh_from_db()
+    assert chat.leaf_id == first.pk and ChatSession.objects.count() == 1
+    # Without JavaScript the form posts and lands on the chat, at the version shown.
+    resp = auth_client.post(f"/c/{chat.pk}/version/", {"message_id": first.pk, "step": "1"})
+    assert resp.status_code == 302 and resp["Location"] == f"/c/{chat.pk}/#m{second.pk}"
+    chat.refresh_from_db()
+    assert chat.leaf_id is None  # the newest message again
 
 
 @pytest.mark.parametrize(
     ("form", "error"),
     [
-        ({"message_id": "", "text": "x"}, "message_id is missing"),
-        ({"message_id": "abc", "text": "x"}, "not a number"),
-        ({"message_id": "999999", "text": "x"}, "Only your own messages"),
-        ({"message_id": "1", "text": "   "}, "empty"),
+        ({"message_id": "", "step": "1"}, "message_id is missing"),
+        ({"message_id": "abc", "step": "1"}, "not a number"),
+        ({"message_id": "999999", "step": "1"}, "not part of this chat"),
+        ({"message_id": "FIRST", "step": "2"}, "step is -1 or 1"),
+        ({"message_id": "FIRST", "step": "-1"}, "no version 0"),
     ],
 )
-def test_fork_refuses_bad_input_in_plain_words(auth_client, chat, form, error):
-    resp = auth_client.post(f"/c/{chat.pk}/fork/", form)
+def test_choosing_a_version_refuses_bad_input_in_plain_words(auth_client, chat, form, error):
+    first, _second = _second_answer(chat)
+    form = {**form, "message_id": str(first.pk) if form["message_id"] == "FIRST" else form["message_id"]}
+    resp = auth_client.post(f"/c/{chat.pk}/version/", form, HTTP_HX_REQUEST="true")
     assert resp.status_code == 400 and error in resp.json()["error"]
-    assert ChatSession.objects.count() == 1
+    chat.refresh_from_db()
+    assert chat.leaf_id is None
 
 
-def test_regenerate_forks_before_the_last_question(auth_client, chat):
-    data = auth_client.post(f"/c/{chat.pk}/regenerate/").json()
-    assert data["text"] == "question"
-    assert ChatSession.objects.get(pk=data["session"]).messages.count() == 0
+def test_a_search_hit_in_another_version_opens_the_chat_on_it(auth_client, chat):
+    first, _second = _second_answer(chat)
+    resp = auth_client.get(f"/c/{chat.pk}/?m={first.pk}")
+    assert resp.status_code == 302 and resp["Location"] == f"/c/{chat.pk}/#m{first.pk}"
+    chat.refresh_from_db()
+    assert chat.leaf_id == first.pk
+    assert "better answer" not in auth_client.get(f"/c/{chat.pk}/").content.decode()
+    # A hit in the version shown changes nothing; a message of no version of this chat says so.
+    assert auth_client.get(f"/c/{chat.pk}/?m={first.pk}").status_code == 200
+    assert "not part of this chat" in auth_client.get(f"/c/{chat.pk}/?m=999999").content.decode()
 
 
 def test_model_choice_is_saved_and_nonsense_refused(auth_client, chat):

@@ -101,3 +101,21 @@ def test_daphne_frame_cap_follows_the_configured_limit_and_closes_with_a_reason(
     assert f"limited to {SMALL_LIMIT:,}" in asyncio.run(just_under())
     code, reason = asyncio.run(over())
     assert code == 1009 and "Frame too large" in reason and "Nothing was sent" in reason
+
+
+def test_a_version_frame_naming_no_message_is_refused_and_the_socket_stays_open(server: Daphne) -> None:
+    client, session = _owner(server)
+
+    async def run() -> list[dict[str, str]]:
+        async with await _open(server, client, f"/ws/chat/{session}/") as ws:
+            await ws.send(json.dumps({"type": "message", "regenerate": "the last one"}))
+            bad_field = json.loads(await asyncio.wait_for(ws.recv(), 20))
+            await ws.send(json.dumps({"type": "message", "continue": 999999}))
+            frames = [json.loads(await asyncio.wait_for(ws.recv(), 20)) for _ in range(2)]  # error, ready
+            return [bad_field, *frames]
+
+    bad_field, unknown, ready = asyncio.run(run())
+    assert bad_field["type"] == "error" and "must be the id of a message" in bad_field["error"]
+    assert unknown["type"] == "error" and "not part of this chat" in unknown["error"] and unknown["retry"] is False
+    assert ready == {"type": "ready"}
+    assert server.query("SELECT count(*) FROM knowledge_message") == [(0,)]  # nothing stored

@@ -94,18 +94,14 @@ def test_rename_posted_without_htmx_shows_the_chat_with_the_form_and_its_error(a
     assert f'data-session="{chat.pk}"' in html and 'class="rename-form"' in html and "Give the chat a title" in html
 
 
-# --- fork and model ---------------------------------------------------------------------------
+# --- versions and model ------------------------------------------------------------------------
 
 
-def test_fork_answers_every_error_by_field(auth_client, chat):
-    resp = auth_client.post(f"/c/{chat.pk}/fork/", {"message_id": "abc", "text": " "})
+def test_choosing_a_version_answers_every_error_by_field(auth_client, chat):
+    resp = auth_client.post(f"/c/{chat.pk}/version/", {"message_id": "abc", "step": "0"})
     data = resp.json()
-    assert resp.status_code == 400 and set(data["fields"]) == {"message_id", "text"}
-    assert "not a number" in data["error"] and "empty" in data["error"]
-    answer = chat.messages.get(role="assistant")
-    data = auth_client.post(f"/c/{chat.pk}/fork/", {"message_id": answer.pk, "text": "x"}).json()
-    assert data["fields"] == {"message_id": ["Only your own messages in this chat can be edited and sent again."]}
-    assert ChatSession.objects.count() == 1
+    assert resp.status_code == 400 and set(data["fields"]) == {"message_id", "step"}
+    assert "not a number" in data["error"] and "step is -1 or 1" in data["error"]
 
 
 @pytest.mark.parametrize(("name", "words"), [("  ", "Give a model name"), ("a b", "one word"), ("m" * 201, "200")])

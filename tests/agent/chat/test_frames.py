@@ -64,7 +64,14 @@ async def test_frames_from_a_thread_arrive_complete_and_in_order():
 def test_every_event_type_has_its_frame(home):
     frame = event_frame
     started = frame(TurnStarted(5, "hi `x`"))
-    assert started == {"type": "turn_started", "message_id": 5, "text": "hi `x`", "html": "<p>hi <code>x</code></p>\n"}
+    assert started == {
+        "type": "turn_started",
+        "message_id": 5,
+        "text": "hi `x`",
+        "html": "<p>hi <code>x</code></p>\n",
+        "kind": "message",
+        "answer_id": None,
+    }
     assert frame(TextDelta("He")) == {"type": "delta", "text": "He"}
     reported = ModelCalled(1, Usage(10, 42, True), {"role": "assistant", "content": "hi"}, "stop")
     assert frame(reported) == {"type": "usage", "tokens": 42, "estimated": False}

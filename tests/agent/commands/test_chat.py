@@ -145,3 +145,26 @@ def test_good_and_bad_give_a_verdict_on_the_last_answer_and_reach_the_skill(tmp_
     assert _rows(home, "select name, via, outcome, detail from knowledge_skilloutcome") == [
         ("deploy-app", "slash", "bad", "it hit production")
     ]
+
+
+def test_the_terminal_continues_the_version_the_chat_shows(tmp_path, server):
+    home = new_home(tmp_path, server.base_url)
+    assert home.manage("chat", "--session", "demo", "-m", "hi", "-m", "again").returncode == 0
+    # In the browser the last answer was regenerated, then the first version chosen again.
+    script = (
+        "from knowledge import versions\n"
+        "from knowledge.models import ChatSession, Message\n"
+        "chat = ChatSession.objects.get(name='demo')\n"
+        "asked = Message.objects.get(session=chat, content='again')\n"
+        "first = Message.objects.get(session=chat, content='answer to again')\n"
+        "Message.objects.create(session=chat, parent=asked, role='assistant', content='a newer answer')\n"
+        "versions.choose(chat, first.pk)\n"
+    )
+    assert home.manage("shell", "--no-imports", "-c", script).returncode == 0
+    r = home.manage("chat", "--session", "demo", "-m", "third", "-m", "/good right")
+    assert r.returncode == 0, r.stderr
+    sent = [m["content"] for m in server.requests[-1]["messages"][1:]]
+    assert sent == ["hi", "answer to hi", "again", "answer to again", "third"]
+    assert _rows(
+        home, "select content from knowledge_message m join knowledge_answerfeedback f on f.message_id = m.id"
+    ) == [("answer to third",)]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('knowledge', '0017_title_search_index'),
+        ('knowledge', '0016_forget_agent_migrations'),
     ]
 
     operations = [

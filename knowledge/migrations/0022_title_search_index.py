@@ -61,6 +61,6 @@ def _run(sqlite, postgres):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("knowledge", "0016_forget_agent_migrations")]
+    dependencies = [("knowledge", "0021_forget_forks")]
 
     operations = [migrations.RunPython(_run(SQLITE_FORWARD, PG_FORWARD), _run(SQLITE_REVERSE, PG_REVERSE))]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('knowledge', '0018_worker_processes'),
+        ('knowledge', '0017_worker_processes'),
     ]
 
     operations = [
