@@ -13,11 +13,29 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError
-
-from knowledge.models import ModelCapabilities
+from django.db import DatabaseError, models
 
 log = logging.getLogger(__name__)
+
+
+class ModelCapabilities(models.Model):
+    """What one model server + model can do, as learned from its refusals or a probe.
+
+    Written by the model client when a server refuses a feature, and by the connection check;
+    read by every new client so a refusal is learned once, not every turn or every process.
+    """
+
+    base_url = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    data = models.JSONField(default=dict)  # agent.llm.Capabilities.to_dict()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["base_url", "model"], name="unique_capabilities_per_server")]
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return f"{self.model} at {self.base_url or 'OpenAI'}"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from knowledge import approvals, versions
+from knowledge.capabilities import ModelCapabilities  # noqa: F401  (its own module; registered from here)
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
@@ -360,26 +361,6 @@ class SkillUsage(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-
-class ModelCapabilities(models.Model):
-    """What one model server + model can do, as learned from its refusals or a probe.
-
-    Written by the model client when a server refuses a feature, and by the connection check;
-    read by every new client so a refusal is learned once, not every turn or every process.
-    """
-
-    base_url = models.CharField(max_length=500)
-    model = models.CharField(max_length=200)
-    data = models.JSONField(default=dict)  # agent.llm.Capabilities.to_dict()
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["base_url", "model"], name="unique_capabilities_per_server")]
-        ordering = ["-updated_at"]
-
-    def __str__(self) -> str:
-        return f"{self.model} at {self.base_url or 'OpenAI'}"
 
 
 class SkillOutcome(models.Model):

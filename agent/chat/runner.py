@@ -25,7 +25,7 @@ from agent.chat import records as turn_records
 from agent.chat import titles
 from agent.chat import versions as chat_versions
 from agent.chat.skill_use import SkillUseTracker
-from agent.chat.slash import expand_slash
+from agent.chat.slash import model_text_of
 from agent.chat.validation import message_error
 from agent.learning.compression import TokenCount, compress, flush_memory, needs_compression
 from agent.learning.nudge import NudgeCounters
@@ -218,14 +218,6 @@ class AgentSession:
         self.counters.memory_available = "memory" in self.registry
         self.counters.skill_available = "skill_manage" in self.registry
 
-    def _model_text(self, user_text: str) -> tuple[str, str | None]:
-        """What the model sees for this user message (a /skill invocation is expanded), and the
-        invoked skill's name."""
-        invocation = expand_slash(user_text, SkillStore(self.config))
-        if invocation is None:
-            return user_text, None
-        return invocation.model_text, invocation.skill_name
-
     def _open_turn(self, user_text: str, request: chat_versions.TurnRequest) -> tuple[Message, _Turn, TurnStarted]:
         """Store the question (or find the one answered again) and give the model its context."""
         target = chat_versions.target(self.session, request)
@@ -242,7 +234,7 @@ class AgentSession:
                 session_updates={"user_turn_count": F("user_turn_count") + 1},
             )
             self.session.user_turn_count += 1
-        model_text, slash_name = self._model_text(user_msg.content)
+        model_text, slash_name = model_text_of(user_msg.content, SkillStore(self.config))
         chat_versions.add_question(self.messages, target, model_text)
         # A checkpointed answer is stored as any message of the turn: after the last one of its version.
         answer = turn_records.StreamedAnswer(
@@ -340,25 +332,13 @@ class AgentSession:
         return TurnSaved(
             session_id=self.session.pk,
             review_spawned=spawned,
-            turns_until_memory_review=self._turns_until_memory(),
-            iters_until_skill_review=self._iters_until_skill(),
+            turns_until_memory_review=self.counters.turns_until_memory(),
+            iters_until_skill_review=self.counters.iters_until_skill(),
         )
 
     def _maybe_compress(self, messages: list[dict[str, Any]]) -> None:
         if needs_compression(self):
             compress(self)
-
-    def _turns_until_memory(self) -> int | None:
-        c = self.counters
-        if c.memory_interval <= 0 or not c.memory_available:
-            return None
-        return c.memory_interval - c.turns_since_memory
-
-    def _iters_until_skill(self) -> int | None:
-        c = self.counters
-        if c.skill_interval <= 0 or not c.skill_available:
-            return None
-        return c.skill_interval - c.iters_since_skill
 
     def spawn_review(
         self, review_memory: bool, review_skills: bool, snapshot: list[dict[str, Any]] | None = None

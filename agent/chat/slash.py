@@ -56,3 +56,12 @@ def expand_slash(text: str, store: SkillStore) -> SlashInvocation | None:
         model_text=_model_text(name, str(info.path), content, files, instruction),
         original_text=text,
     )
+
+
+def model_text_of(user_text: str, store: SkillStore) -> tuple[str, str | None]:
+    """What the model sees for this user message (a /skill invocation is expanded), and the
+    invoked skill's name."""
+    invocation = expand_slash(user_text, store)
+    if invocation is None:
+        return user_text, None
+    return invocation.model_text, invocation.skill_name

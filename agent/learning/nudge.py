@@ -40,6 +40,18 @@ class NudgeCounters:
         elif name == "skill_manage":
             self.iters_since_skill = 0
 
+    def turns_until_memory(self) -> int | None:
+        """Turns left before the next memory review; None when memory reviews are off."""
+        if self.memory_interval <= 0 or not self.memory_available:
+            return None
+        return self.memory_interval - self.turns_since_memory
+
+    def iters_until_skill(self) -> int | None:
+        """Model calls left before the next skill review; None when skill reviews are off."""
+        if self.skill_interval <= 0 or not self.skill_available:
+            return None
+        return self.skill_interval - self.iters_since_skill
+
     def turn_finished(self) -> None:
         # Checked only once every tool call of the turn has finished.
         if self.skill_interval > 0 and self.skill_available and self.iters_since_skill >= self.skill_interval:

@@ -91,3 +91,11 @@ def test_a_missing_tool_or_store_stops_its_counter():
 def test_counters_resume_from_persisted_values():
     c = NudgeCounters(10, 10, True, True, turns_since_memory=9, iters_since_skill=9)
     assert _turn(c) == (True, True)
+
+
+def test_what_is_left_until_each_review_and_none_when_it_is_off() -> None:
+    c = _counters(memory=3, skill=5)
+    _turn(c, model_calls=2)
+    assert (c.turns_until_memory(), c.iters_until_skill()) == (2, 3)
+    off = _counters(memory=0, skill=5, skill_available=False)
+    assert (off.turns_until_memory(), off.iters_until_skill()) == (None, None)
