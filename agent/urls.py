@@ -1,7 +1,7 @@
 from django.urls import path
 
 from agent.chat import actions as chat_actions
-from agent.chat import views
+from agent.chat import list_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -10,6 +10,12 @@ urlpatterns = [
     path("c/<str:session_id>/", views.chat, name="chat"),
     path("c/<str:session_id>/rename/", views.rename, name="chat_rename"),
     path("c/<str:session_id>/delete/", views.delete, name="chat_delete"),
+    path("c/<str:session_id>/pin/", list_views.pin, name="chat_pin"),
+    path("c/<str:session_id>/archive/", list_views.archive, name="chat_archive"),
+    path("c/<str:session_id>/tags/", list_views.tags, name="chat_tags"),
+    path("c/<str:session_id>/list-rename/", list_views.list_rename, name="chat_list_rename"),
+    path("c/<str:session_id>/settings/", list_views.chat_settings, name="chat_settings"),
+    path("c/<str:session_id>/share/", list_views.share, name="chat_share"),
     path("c/<str:session_id>/fork/", chat_actions.fork, name="chat_fork"),
     path("c/<str:session_id>/regenerate/", chat_actions.regenerate, name="chat_regenerate"),
     path("c/<str:session_id>/suggest-title/", chat_actions.suggest_title, name="chat_suggest_title"),

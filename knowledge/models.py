@@ -16,6 +16,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from knowledge import approvals
+from knowledge.chat_tags import ChatTag
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
 
@@ -70,6 +71,13 @@ class ChatSession(models.Model):
     turn_worker = models.CharField(max_length=200, blank=True, default="")
     turn_started_at = models.DateTimeField(null=True, blank=True)
     turn_lease_until = models.DateTimeField(null=True, blank=True)
+    # The person's organisation of the list (agent/chat/chat_list.py) and their own settings for
+    # this chat, sent with its turns; blank: the defaults (agent/chat/chat_settings.py).
+    pinned = models.BooleanField(default=False)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    tags = models.ManyToManyField(ChatTag, blank=True, related_name="sessions")
+    instructions = models.TextField(blank=True, default="")
+    temperature = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at"]

@@ -20,8 +20,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent import clients
+from agent.chat import chat_settings, titles
 from agent.chat import records as turn_records
-from agent.chat import titles
 from agent.chat.skill_use import SkillUseTracker
 from agent.chat.slash import expand_slash
 from agent.chat.validation import message_error
@@ -108,6 +108,7 @@ class AgentSession:
         self.registry = registry
         self.client_factory = client_factory
         self._client: ModelClient | None = None
+        self._client_key = ""  # the API key the client was made with (a key saved since needs a new one)
         self.messages: list[dict[str, Any]] = session.api_messages()
         self.token_count = TokenCount()  # estimate of self.messages, for compression
         # Messages stored so far as this agent knows them: another process's turn changes the count.
@@ -157,6 +158,9 @@ class AgentSession:
     def client(self) -> ModelClient:
         if self._client is None:
             self._client = self.client_factory(self.config, None)
+            self._client_key = self.config.api_key
+        if isinstance(self._client, ChatClient):
+            self._client.temperature = self.session.temperature
         return self._client
 
     def is_current(self, row: dict[str, Any] | None = None) -> bool:
@@ -182,6 +186,10 @@ class AgentSession:
 
     def run_turn(self, user_text: str, interrupt: threading.Event | None = None) -> Iterator[RunnerEvent]:
         self._follow_config()
+        # The chat's own settings as saved now: the settings panel may have changed them on any worker.
+        self.session.instructions, self.session.temperature = chat_settings.current(self.session)
+        if self._client is not None and self.config.api_key != self._client_key:
+            self.close()  # a key saved on the settings page since: the next call uses it
         error = message_error(user_text, self.config.agent.max_message_chars)
         if error is not None:
             raise InputTooLarge(error)
@@ -240,7 +248,9 @@ class AgentSession:
             registry=self.registry,
             ctx=ctx,
             max_iterations=self.config.agent.max_iterations,
-            api_view=lambda msgs: inject_context(msgs, recalled),
+            api_view=lambda msgs: chat_settings.with_instructions(
+                inject_context(msgs, recalled) or msgs, self.session.instructions
+            ),
             before_call=self._maybe_compress,
         )
         for event in loop.run(self.messages, self.interrupt):
