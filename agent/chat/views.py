@@ -150,9 +150,10 @@ def delete(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
     if chat_service.is_busy(session.pk):
         chat_service.stop_turn(session.pk)
-    chat_service.forget(session.pk)
+    deleted = session.pk
+    chat_service.forget(deleted)
     session.delete()
-    if request.htmx and request.POST.get("current", session.pk) != session.pk:
+    if request.htmx and request.POST.get("current", deleted) != deleted:
         response = HttpResponse(status=204)  # another chat, deleted from the list: the page stays
         response["HX-Trigger"] = "sessions-changed"
         return response

@@ -127,6 +127,7 @@ def site_pages(ids: dict[str, str]) -> list[SitePage]:
         SitePage("sessions", chat, "#new-chat", open_drawer=True),
         # A chat with another version: its bar of versions must read in both themes.
         SitePage("chat-branched", f"/c/{ids['fork']}/", ".branches a"),
+        SitePage("chat-share", f"{chat}share/", "#share-print"),
         SitePage("overview", "/overview/", "main h1"),
         SitePage("memory", "/memory/", ".memory-add button"),
         SitePage("skills", "/skills/", "a[href='/skills/new/']"),
