@@ -96,7 +96,7 @@ class ChatSettingsForm(forms.Form):
             raise ValidationError(
                 f"The temperature is a number from 0 to 2 (got {value:g}); blank uses the default.", code="range"
             )
-        return value  # type: ignore[no-any-return]
+        return value
 
     def save(self, session: ChatSession) -> None:
         instructions, temperature = self.cleaned_data["instructions"], self.cleaned_data["temperature"]

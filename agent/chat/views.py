@@ -92,7 +92,7 @@ def home(request: HttpRequest) -> HttpResponse:
     # A new chat, as in other chat apps (the sidebar lists the earlier ones); an unused one is
     # reused so that visiting "/" again does not pile up empty chats.
     session = (
-        ChatSession.objects.filter(source="web", message_count=0, ended_at=None).first()
+        ChatSession.objects.filter(source="web", message_count=0, ended_at=None, archived_at=None).first()
         or chat_service.create_session()
     )
     return _chat_page(request, session, "home.html")

@@ -5,18 +5,24 @@ deleted from each chat's menu; the header's "New chat", the drawer's backdrop an
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Dialog, Page, expect
 
 from tests.browser.conftest import SCREENSHOTS, LiveServer
 from tests.browser.site_pages import _server_python
 from tests.browser.test_a11y import blocking_violations
 
 pytestmark = pytest.mark.browser
+Scheme = Literal["light", "dark"]
 
-MODES = {"light-1280": ("light", 1280, 860), "dark-1280": ("dark", 1280, 860), "light-390": ("light", 390, 844),
-         "dark-390": ("dark", 390, 844)}  # fmt: skip
+MODES: dict[str, tuple[Scheme, int, int]] = {
+    "light-1280": ("light", 1280, 860),
+    "dark-1280": ("dark", 1280, 860),
+    "light-390": ("light", 390, 844),
+    "dark-390": ("dark", 390, 844),
+}
 
 # Chats last used today, yesterday, 3, 20 and 70 days ago (the dates set as if they had been).
 SEED = """
@@ -38,7 +44,9 @@ print(",".join(ids))
 @pytest.fixture(params=list(MODES))
 def mode_page(request, browser: Browser, daphne_server: LiveServer) -> Iterator[tuple[str, int, Page]]:
     scheme, width, height = MODES[request.param]
-    ctx = browser.new_context(base_url=daphne_server.url, viewport={"width": width, "height": height}, color_scheme=scheme)
+    ctx = browser.new_context(
+        base_url=daphne_server.url, viewport={"width": width, "height": height}, color_scheme=scheme
+    )
     ctx.set_default_timeout(15_000)
     page = ctx.new_page()
     page.goto(daphne_server.login_url("/"))
@@ -161,7 +169,12 @@ def test_a_chat_is_renamed_and_deleted_from_its_menu(mode_page, daphne_server: L
     _menu(page, ids[2], "delete")
     expect(_row(page, ids[2])).to_be_visible()
     asked: list[str] = []
-    page.once("dialog", lambda d: (asked.append(d.message), d.accept()))
+
+    def accept(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
     _row(page, ids[2]).locator('[data-action="delete"]').click()
     expect(_row(page, ids[2])).to_have_count(0)
     assert "cannot be undone" in asked[0]

@@ -33,7 +33,11 @@ def test_the_environment_key_is_shown_as_the_one_in_use(auth_client, home: Path,
 
 @pytest.mark.parametrize(
     ("data", "error"),
-    [({"key": "sk with space"}, "without spaces"), ({"key": ""}, "Paste the API key"), ({"key": "k" * 501}, "at most 500")],
+    [
+        ({"key": "sk with space"}, "without spaces"),
+        ({"key": ""}, "Paste the API key"),
+        ({"key": "k" * 501}, "at most 500"),
+    ],
 )
 def test_a_bad_key_is_refused_and_nothing_is_written(auth_client, home: Path, data, error) -> None:
     resp = auth_client.post("/settings/api-key/", data)  # a plain post, without JavaScript
