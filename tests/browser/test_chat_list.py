@@ -106,6 +106,10 @@ def test_chats_are_grouped_by_date_pinned_archived_and_tagged(mode_page, daphne_
     _open_list(page, width)
     assert _group_of(page, ids[4]) == "Pinned"
     problems = blocking_violations(page, f"chat list ({mode})")
+    _row(page, ids[0]).locator("summary.session-menu-button").click()
+    expect(_row(page, ids[0]).locator('[data-action="delete"]')).to_be_visible()
+    problems += blocking_violations(page, f"chat list with a menu open ({mode})")
+    _row(page, ids[0]).locator("summary.session-menu-button").click()
 
     # Archive yesterday's chat: it leaves the list; the Archived view lists it and puts it back.
     _menu(page, ids[1], "archive")
