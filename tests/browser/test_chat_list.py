@@ -59,6 +59,13 @@ def _seed(server: LiveServer, tag: str) -> list[str]:
     return _server_python(server, SEED.replace("{tag}", tag)).split(",")
 
 
+def _settled(page: Page) -> None:
+    """htmx has swapped the list and wired what it swapped in (a change made before that is lost)."""
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')"
+    )
+
+
 def _open_list(page: Page, width: int) -> None:
     if width < 800:
         page.click("#drawer-toggle")
@@ -66,6 +73,7 @@ def _open_list(page: Page, width: int) -> None:
 
 
 def _menu(page: Page, chat_id: str, action: str) -> None:
+    _settled(page)
     row = page.locator(f"#row-{chat_id}")
     row.locator("summary.session-menu-button").click()
     row.locator(f'[data-action="{action}"]').click()
@@ -114,6 +122,7 @@ def test_chats_are_grouped_by_date_pinned_archived_and_tagged(mode_page, daphne_
     # Archive yesterday's chat: it leaves the list; the Archived view lists it and puts it back.
     _menu(page, ids[1], "archive")
     expect(_row(page, ids[1])).to_have_count(0)
+    _settled(page)
     page.check("#list-archived")
     expect(page.locator("#archived-head")).to_be_visible()
     expect(_row(page, ids[1])).to_be_visible()
@@ -121,6 +130,7 @@ def test_chats_are_grouped_by_date_pinned_archived_and_tagged(mode_page, daphne_
     problems += blocking_violations(page, f"archived view ({mode})")
     _menu(page, ids[1], "archive")  # "Unarchive"
     expect(_row(page, ids[1])).to_have_count(0)
+    _settled(page)
     page.uncheck("#list-archived")
     expect(_row(page, ids[1])).to_be_visible()
     assert _group_of(page, ids[1]) == "Yesterday"  # organising a chat does not change when it was used
@@ -134,6 +144,7 @@ def test_chats_are_grouped_by_date_pinned_archived_and_tagged(mode_page, daphne_
         problems += blocking_violations(page, f"tag editor ({mode})")
         _row(page, chat).locator(".tag-done").click()
         expect(_row(page, chat).locator(".tag-chip")).to_have_text(f"#{tag}")
+    _settled(page)
     page.select_option("#list-tag", tag)
     expect(page.locator("#session-list .session-row")).to_have_count(2)
     _menu(page, ids[3], "tags")
@@ -142,6 +153,7 @@ def test_chats_are_grouped_by_date_pinned_archived_and_tagged(mode_page, daphne_
     _row(page, ids[3]).locator(".tag-done").click()
     expect(page.locator("#session-list .session-row")).to_have_count(1)
     expect(page.locator(".session-list-head")).to_have_text(f"Chats tagged #{tag}")
+    _settled(page)
     page.select_option("#list-tag", "")
     expect(page.locator(".session-list-head")).to_have_count(0)
     expect(_row(page, ids[3])).to_be_visible()
