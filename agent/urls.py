@@ -1,7 +1,7 @@
 from django.urls import path
 
 from agent.chat import actions as chat_actions
-from agent.chat import views
+from agent.chat import list_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,6 +12,12 @@ urlpatterns = [
     path("c/<str:session_id>/delete/", views.delete, name="chat_delete"),
     path("c/<str:session_id>/version/", chat_actions.choose_version, name="chat_version"),
     path("c/<str:session_id>/messages/", chat_actions.messages_fragment, name="chat_messages"),
+    path("c/<str:session_id>/pin/", list_views.pin, name="chat_pin"),
+    path("c/<str:session_id>/archive/", list_views.archive, name="chat_archive"),
+    path("c/<str:session_id>/tags/", list_views.tags, name="chat_tags"),
+    path("c/<str:session_id>/list-rename/", list_views.list_rename, name="chat_list_rename"),
+    path("c/<str:session_id>/settings/", list_views.chat_settings, name="chat_settings"),
+    path("c/<str:session_id>/share/", list_views.share, name="chat_share"),
     path("c/<str:session_id>/suggest-title/", chat_actions.suggest_title, name="chat_suggest_title"),
     path("c/<str:session_id>/model/", chat_actions.set_model, name="chat_model"),
     path("c/<str:session_id>/export.md", chat_actions.export_markdown, name="chat_export_md"),

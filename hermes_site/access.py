@@ -53,8 +53,10 @@ def login_token() -> str:
 
 
 # What a local account could read in a home it can enter: every conversation and the session
-# keys (the database), the login token, the key that signs session cookies.
-PRIVATE_FILES = ("dashboard.sqlite3", "dashboard.sqlite3-wal", "dashboard.sqlite3-shm", "login_token", "secret_key")
+# keys (the database), the login token, the key that signs session cookies, the model's API key.
+PRIVATE_FILES = (
+    "dashboard.sqlite3", "dashboard.sqlite3-wal", "dashboard.sqlite3-shm", "login_token", "secret_key", "api_key",
+)  # fmt: skip
 
 
 def exposed_home_warning(home: Path) -> str:

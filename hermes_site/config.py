@@ -56,6 +56,7 @@ __all__ = ["SETTINGS", "Config", "ConfigError", "Setting", "all_settings", "valu
 log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 128_000
+API_KEY_FILE = "api_key"
 
 
 # What the settings form is generated from: each key with its type, default, rule and choices.
@@ -116,8 +117,17 @@ class Config:
 
     @property
     def api_key(self) -> str:
+        """The environment's key (model.api_key_env, else OPENAI_API_KEY), else the one saved in the home."""
         env_name = self.model.api_key_env or "OPENAI_API_KEY"
-        return os.environ.get(env_name) or os.environ.get("OPENAI_API_KEY", "")
+        return os.environ.get(env_name) or os.environ.get("OPENAI_API_KEY", "") or self.saved_api_key
+
+    @property
+    def saved_api_key(self) -> str:
+        """The key saved from the settings page (HERMES_HOME/api_key, 0600: knowledge/api_key.py)."""
+        try:
+            return (self.home / API_KEY_FILE).read_text(encoding="utf-8").strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
 
     @property
     def review_model(self) -> str:

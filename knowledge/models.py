@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from knowledge import approvals, versions
 from knowledge.capabilities import ModelCapabilities  # noqa: F401  (its own module; registered from here)
+from knowledge.chat_tags import ChatTag
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
@@ -77,6 +78,13 @@ class ChatSession(models.Model):
     leaf = models.ForeignKey("Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # Counts changes a new message does not show: another version chosen, a stopped answer continued.
     revision = models.PositiveIntegerField(default=0)
+    # The person's organisation of the list (agent/chat/chat_list.py) and their own settings for
+    # this chat, sent with its turns; blank: the defaults (agent/chat/chat_settings.py).
+    pinned = models.BooleanField(default=False)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    tags = models.ManyToManyField(ChatTag, blank=True, related_name="sessions")
+    instructions = models.TextField(blank=True, default="")
+    temperature = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at"]

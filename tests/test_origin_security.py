@@ -57,9 +57,11 @@ def session_id(server: Daphne, owner: Http) -> str:
 
 
 def _snapshot(home: Path) -> dict[str, str]:
-    """Hashes of everything a request could change on disk (memories, skills, config)."""
+    """Hashes of everything a request could change on disk (memories, skills, config, the saved model key)."""
     out: dict[str, str] = {}
-    for path in sorted([home / "config.yaml", *(home / "memories").rglob("*"), *(home / "skills").rglob("*")]):
+    for path in sorted(
+        [home / "config.yaml", home / "api_key", *(home / "memories").rglob("*"), *(home / "skills").rglob("*")]
+    ):
         if path.is_file():
             out[str(path.relative_to(home))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
@@ -106,6 +108,7 @@ PAGES = [
     "/search/?q=seeded",
     "/overview/",
     "/settings/",
+    "/c/{sid}/share/",
     "/transfer/",
     "/transfer/export/",
     "/api/skills/slash",
@@ -132,6 +135,11 @@ POSTS = [
     ("/c/new/", {}),
     ("/c/{sid}/rename/", {"title": "planted"}),
     ("/c/{sid}/delete/", {}),
+    ("/c/{sid}/pin/", {"on": "1"}),
+    ("/c/{sid}/archive/", {"on": "1"}),
+    ("/c/{sid}/tags/", {"add": "planted"}),
+    ("/c/{sid}/settings/", {"instructions": "planted", "temperature": "1"}),
+    ("/settings/api-key/", {"key": "sk-planted"}),
     ("/setup/model/", {"base_url": "http://evil.example/v1", "model": "x"}),
     ("/setup/check/", {}),
 ]

@@ -37,14 +37,26 @@ def test_serve_script_prints_url_that_serves_home_page(tmp_path):
         url = None
         deadline = time.monotonic() + 240
         assert proc.stdout is not None
+        before_url: list[str] = []
         while time.monotonic() < deadline and url is None:
             line = proc.stdout.readline()
             if not line:
                 break
+            before_url.append(line.strip())
             m = re.search(r"(http://127\.0\.0\.1:\d+/\S+)", line)
             if m:
                 url = m.group(1)
         assert url, "serve.sh printed no URL"
+        # Each step is announced before it runs, so a first install is not a silent minute.
+        steps = [line for line in before_url if line.startswith("==> ")]
+        assert [s.split(" (")[0] for s in steps[-4:]] == [
+            "==> Installing the Python packages",
+            "==> Preparing the database",
+            "==> Collecting the static files",
+            "==> Starting the dashboard",
+        ]
+        # The fresh home's migrations are listed as they are applied.
+        assert any(line.startswith("Applying knowledge.0001") for line in before_url)
         assert f":{port}/" in url
         jar = http.cookiejar.CookieJar()
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))

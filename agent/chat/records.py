@@ -1,4 +1,5 @@
-"""A turn's messages as stored rows: one message and its session's counters in one transaction.
+"""A chat's stored rows: the session opened or made, and a turn's messages, each stored with its
+session's counters in one transaction.
 
 The runner calls this as the agent loop produces messages, so each exists as soon as it is made.
 An answer still streaming is checkpointed into one row (`checkpoint`), marked interrupted until
@@ -17,12 +18,33 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent.loop import ModelCalled
+from hermes_site.config import Config
 from hermes_site.rendering import plain_text
 from knowledge.models import ChatSession, Message, without_nul
+from knowledge.prompt import build_system_prompt
 
 TITLE_CHARS = 60
 # How often an answer being streamed is stored (seconds): what a crash can lose of it.
 CHECKPOINT_EVERY = 1.0
+
+
+def open_session(config: Config, *, session_id: str | None, name: str | None, source: str) -> ChatSession:
+    """The session with this id or name, or a new one (with its system prompt)."""
+    session: ChatSession | None = None
+    if session_id:
+        session = ChatSession.objects.get(pk=session_id)
+    elif name:
+        session = ChatSession.objects.filter(name=name).first()
+    if session is None:
+        session = ChatSession.objects.create(
+            name=name or None,
+            title=name or "",
+            title_source="person" if name else "",  # a terminal chat's --session name
+            source=source,
+            model=config.model_name,
+            system_prompt=build_system_prompt(config),
+        )
+    return session
 
 
 def store_message(

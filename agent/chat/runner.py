@@ -21,8 +21,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent import clients
+from agent.chat import chat_settings, titles
 from agent.chat import records as turn_records
-from agent.chat import titles
 from agent.chat import versions as chat_versions
 from agent.chat.skill_use import SkillUseTracker
 from agent.chat.slash import model_text_of
@@ -40,7 +40,6 @@ from hermes_site.config import Config
 from knowledge import versions
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
-from knowledge.prompt import build_system_prompt
 from knowledge.skills import outcomes
 from knowledge.skills.store import SkillStore
 
@@ -117,6 +116,7 @@ class AgentSession:
         self.registry = registry
         self.client_factory = client_factory
         self._client: ModelClient | None = None
+        self._client_key = ""  # the API key the client was made with (a key saved since needs a new one)
         self.messages: list[dict[str, Any]] = session.api_messages()
         # The last message of the version this agent continues: the parent of the next one stored.
         self.leaf_id = versions.chosen_leaf(session)
@@ -148,26 +148,15 @@ class AgentSession:
         """Resume the session with this id or name, or create it (with its system prompt)."""
         config: Config = kwargs.get("config") or hermes_config.get()
         kwargs["config"] = config
-        session: ChatSession | None = None
-        if session_id:
-            session = ChatSession.objects.get(pk=session_id)
-        elif name:
-            session = ChatSession.objects.filter(name=name).first()
-        if session is None:
-            session = ChatSession.objects.create(
-                name=name or None,
-                title=name or "",
-                title_source="person" if name else "",  # a terminal chat's --session name
-                source=source,
-                model=config.model_name,
-                system_prompt=build_system_prompt(config),
-            )
-        return cls(session, **kwargs)
+        return cls(turn_records.open_session(config, session_id=session_id, name=name, source=source), **kwargs)
 
     @property
     def client(self) -> ModelClient:
         if self._client is None:
             self._client = self.client_factory(self.config, None)
+            self._client_key = self.config.api_key
+        if isinstance(self._client, ChatClient):
+            self._client.temperature = self.session.temperature
         return self._client
 
     def is_current(self, row: dict[str, Any] | None = None) -> bool:
@@ -198,6 +187,10 @@ class AgentSession:
         """A new question, or (`request`) an edit, a regenerated or continued answer (agent/chat/versions.py)."""
         self._follow_config()
         request = request or chat_versions.TurnRequest()
+        # The chat's own settings as saved now: the settings panel may have changed them on any worker.
+        self.session.instructions, self.session.temperature = chat_settings.current(self.session)
+        if self._client is not None and self.config.api_key != self._client_key:
+            self.close()  # a key saved on the settings page since: the next call uses it
         error = message_error(user_text, self.config.agent.max_message_chars) if request.needs_text else None
         if error is not None:
             raise InputTooLarge(error)
@@ -267,7 +260,9 @@ class AgentSession:
             registry=self.registry,
             ctx=ctx,
             max_iterations=self.config.agent.max_iterations,
-            api_view=lambda msgs: inject_context(msgs, recalled),
+            api_view=lambda msgs: chat_settings.with_instructions(
+                inject_context(msgs, recalled) or msgs, self.session.instructions
+            ),
             before_call=self._maybe_compress,
         )
         for event in loop.run(self.messages, self.interrupt):

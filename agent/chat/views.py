@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent.chat import connection, presenter, session_end
+from agent.chat import connection, list_views, presenter, session_end
 from agent.chat import service as chat_service
 from agent.chat.forms import RenameForm, SetupForm
 from agent.learning import review
@@ -18,10 +18,8 @@ from hermes_site import config as hermes_config
 from knowledge import capabilities, versions
 from knowledge.history import learned, turns
 from knowledge.models import ChatSession
-from knowledge.search import search_sessions
 from knowledge.skills.store import SkillStore
 
-SIDEBAR_LIMIT = 100
 # An attached text file is stored inside the message, so it must leave room for what is typed.
 ATTACH_BYTES = 50_000
 
@@ -40,10 +38,7 @@ PRESETS = [
 
 
 def _sessions(request: HttpRequest, current: ChatSession | None) -> dict[str, Any]:
-    query = request.GET.get("q", "").strip()
-    if query:
-        return {"query": query, "hits": search_sessions(query, limit=20), "current": current}
-    return {"query": "", "sessions": ChatSession.objects.all()[:SIDEBAR_LIMIT], "current": current}
+    return list_views.list_context(request, current)
 
 
 def _setup_context(form: SetupForm | None = None, **extra: Any) -> dict[str, Any]:
@@ -100,7 +95,7 @@ def home(request: HttpRequest) -> HttpResponse:
     # A new chat, as in other chat apps (the sidebar lists the earlier ones); an unused one is
     # reused so that visiting "/" again does not pile up empty chats.
     session = (
-        ChatSession.objects.filter(source="web", message_count=0, ended_at=None).first()
+        ChatSession.objects.filter(source="web", message_count=0, ended_at=None, archived_at=None).first()
         or chat_service.create_session()
     )
     return _chat_page(request, session, "home.html")
@@ -141,11 +136,17 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
     if request.method == "POST":
         form = RenameForm(request.POST)
+        in_list = request.POST.get("in") == "list"  # the chat list's row form, not the header's
         if not form.is_valid():
             if request.htmx:  # the form again, with what was typed and why it was refused
-                return render(request, "chat/_rename_form.html", {"session": session, "form": form})
+                template = "chat/_list_rename.html" if in_list else "chat/_rename_form.html"
+                return render(request, template, {"session": session, "s": session, "form": form})
             return _chat_page(request, session, rename_form=form, status=400)
         form.save(session)
+        if in_list and request.htmx:
+            response = HttpResponse(status=204)
+            response["HX-Trigger"] = "sessions-changed, chat-renamed"  # the list, and the header if it is this chat
+            return response
         if not request.htmx:  # a plain form post (before htmx wired the form, or without JavaScript)
             return redirect("chat", session_id=session.pk)
         response = render(request, "chat/_title.html", {"session": session})
@@ -162,8 +163,13 @@ def delete(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
     if chat_service.is_busy(session.pk):
         chat_service.stop_turn(session.pk)
-    chat_service.forget(session.pk)
+    deleted = session.pk
+    chat_service.forget(deleted)
     session.delete()
+    if request.htmx and request.POST.get("current", deleted) != deleted:
+        response = HttpResponse(status=204)  # another chat, deleted from the list: the page stays
+        response["HX-Trigger"] = "sessions-changed"
+        return response
     if request.htmx:
         return HttpResponseClientRedirect("/")
     return redirect("home")

@@ -70,6 +70,8 @@ class ChatClient:
             )
         self.model = model
         self.base_url = base_url
+        # Sent with every request when set (a chat's own temperature); None: the server's default.
+        self.temperature: float | None = None
         self._store: CapabilityStore = capabilities or MemoryCapabilityStore()
         self.caps = Capabilities.from_dict(self._store.load(base_url, model))
         self._owns_client = openai_client is None
@@ -121,6 +123,8 @@ class ChatClient:
                 body["stream_options"] = {"include_usage": True}
         if max_tokens:
             body[caps.max_tokens_field] = max_tokens
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
         return body
 
     def send(self, body: dict[str, Any], timeout: float | None = None, marker: str = "") -> Any:

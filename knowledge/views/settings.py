@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods
 from hermes_site import config as hermes_config
 from knowledge import capabilities
 from knowledge.views.forms import SettingsForm
+from knowledge.views.model_key import key_context
 
 
 def _server_capabilities() -> dict[str, Any]:
@@ -44,6 +45,6 @@ def settings_page(request: HttpRequest) -> HttpResponse:
         else:
             hermes_config.reset()  # the next session (and every store) reads the new file
             form, ctx["saved"], ctx["warnings"] = SettingsForm(config=saved), True, saved.warnings
-    ctx.update(form=form, path=current.config_path, server=_server_capabilities())
+    ctx.update(form=form, path=current.config_path, server=_server_capabilities(), **key_context())
     # A plain form post (no htmx): a full page with the errors in place works without JS too.
     return render(request, "knowledge/settings.html", ctx, status=status)

@@ -134,6 +134,7 @@ def site_pages(ids: dict[str, str]) -> list[SitePage]:
         SitePage("sessions", chat, "#new-chat", open_drawer=True),
         # A chat with versions: its ‹ 2/2 › must read in both themes.
         SitePage("chat-versions", f"/c/{ids['versions']}/", ".versions .version-count"),
+        SitePage("chat-share", f"{chat}share/", "#share-print"),
         SitePage("overview", "/overview/", "main h1"),
         SitePage("memory", "/memory/", ".memory-add button"),
         SitePage("skills", "/skills/", "a[href='/skills/new/']"),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent.chat.records import StreamedAnswer, store_message, usage_updates
+from agent.chat.records import StreamedAnswer, open_session, store_message, usage_updates
 from agent.llm.types import Usage
 from agent.loop import ModelCalled
+from hermes_site import config as hermes_config
 from knowledge.models import ChatSession, Message
 from knowledge.search import search_messages
 
@@ -86,3 +87,14 @@ def test_an_answer_ended_before_its_first_checkpoint_leaves_nothing_to_finish() 
     answer.add("short")
     assert answer.finish({"role": "assistant", "content": "short"}) is None
     assert not Message.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_session_is_found_by_id_or_name_and_made_once_with_its_prompt() -> None:
+    config = hermes_config.get()
+    made = open_session(config, session_id=None, name="notes", source="cli")
+    assert (made.title, made.title_source, made.source) == ("notes", "person", "cli") and made.system_prompt
+    assert open_session(config, session_id=None, name="notes", source="cli").pk == made.pk
+    assert open_session(config, session_id=made.pk, name=None, source="web").pk == made.pk
+    with pytest.raises(ChatSession.DoesNotExist):
+        open_session(config, session_id="missing", name=None, source="web")

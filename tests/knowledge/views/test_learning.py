@@ -82,3 +82,11 @@ def test_prompt_page_shows_blocks_with_budgets(auth_client, home):
     html = auth_client.get(f"/c/{session.pk}/prompt/").content.decode()
     assert 'data-block="User profile"' in html and f"{len('Prefers short answers')}/1375 chars" in html
     assert 'data-block="Memory"' not in html  # an empty file is left out of the prompt
+
+
+def test_prompt_page_shows_the_chats_own_instructions(auth_client, home):
+    session = ChatSession.objects.create(system_prompt="You are Hermes.", instructions="Answer in French.")
+    html = auth_client.get(f"/c/{session.pk}/prompt/").content.decode()
+    assert 'id="prompt-instructions"' in html and "Answer in French." in html
+    plain = ChatSession.objects.create(system_prompt="You are Hermes.")
+    assert 'id="prompt-instructions"' not in auth_client.get(f"/c/{plain.pk}/prompt/").content.decode()

@@ -61,6 +61,6 @@ def _run(sqlite, postgres):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("knowledge", "0021_forget_forks")]
+    dependencies = [("knowledge", "0022_chat_list_organisation_and_settings")]
 
     operations = [migrations.RunPython(_run(SQLITE_FORWARD, PG_FORWARD), _run(SQLITE_REVERSE, PG_REVERSE))]
