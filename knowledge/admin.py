@@ -14,6 +14,8 @@ from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest
 
+from knowledge.chat_tags import ChatTag
+from knowledge.history.presence import WorkerProcess
 from knowledge.models import (
     AnswerFeedback,
     ChatSession,
@@ -158,3 +160,20 @@ class AnswerFeedbackAdmin(admin.ModelAdmin):
     list_filter = ("verdict",)
     search_fields = ("note",)
     raw_id_fields = ("message",)
+
+
+@admin.register(ChatTag)
+class ChatTagAdmin(admin.ModelAdmin):
+    """The tags a person gave their chats (the chat list filters by them)."""
+
+    list_display = ("name",)
+    search_fields = ("name",)
+
+
+@admin.register(WorkerProcess)
+class WorkerProcessAdmin(admin.ModelAdmin):
+    """The processes serving this database, as each last said it was alive (the reclaim rounds)."""
+
+    list_display = ("worker", "kind", "home", "started_at", "seen_at")
+    list_filter = ("kind",)
+    readonly_fields = ("worker", "kind", "home", "started_at", "seen_at")

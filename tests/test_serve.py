@@ -23,7 +23,9 @@ def _free_port() -> int:
 
 def test_serve_script_prints_url_that_serves_home_page(tmp_path):
     port = _free_port()
-    env = {**os.environ, "HERMES_HOME": str(tmp_path / "home"), "HERMES_PORT": str(port)}
+    # A fresh machine's dashboard: its own home and database, not the services a test profile started.
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "HERMES_QUEUE")}
+    env.update(HERMES_HOME=str(tmp_path / "home"), HERMES_PORT=str(port))
     proc = subprocess.Popen(
         [str(ROOT / "scripts" / "serve.sh")],
         cwd=ROOT,
