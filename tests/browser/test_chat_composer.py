@@ -3,6 +3,7 @@ the stream only at the bottom, and a refused socket sending the page to the logi
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 import pytest
@@ -12,6 +13,9 @@ from tests.browser.chat_helpers import fresh_chat, send, wait_idle
 from tests.fakellm import Reply, last_user_text
 
 pytestmark = pytest.mark.browser
+
+# The stopped note, followed by its Continue button.
+STOPPED = re.compile(r"^Stopped\. What was written so far is kept\.(\s*Continue)?$")
 
 
 def wait_until(locator: Locator, predicate: str, tries: int = 150) -> None:
@@ -66,13 +70,13 @@ def test_escape_stops_the_stream_and_reload_still_shows_it_stopped(page, llm, da
     send(page, "write a lot")
     page.locator(".msg-assistant.streaming").wait_for()
     page.keyboard.press("Escape")
-    expect(page.locator(".turn-note.stopped")).to_have_text("Stopped. What was written so far is kept.")
+    expect(page.locator(".turn-note.stopped")).to_have_text(STOPPED)
     page.wait_for_selector('#chat[data-busy="0"]')
     assert daphne_server.query(
         "select finish_reason from knowledge_message where session_id=? and role='assistant'", session_id
     ) == [("interrupted",)]
     page.reload()
-    expect(page.locator(".turn-note.stopped")).to_have_text("Stopped. What was written so far is kept.")
+    expect(page.locator(".turn-note.stopped")).to_have_text(STOPPED)
 
 
 def test_escape_cancels_an_edit_and_a_rename(page, llm):
