@@ -60,7 +60,7 @@ def test_a_tab_on_the_live_worker_leaves_busy_when_the_worker_writing_the_answer
                 on_b.reload()
                 on_b.wait_for_selector('#chat[data-connected="1"]')
                 expect(on_b.locator(".msg-assistant .md").last).to_contain_text("part 0 of a long answer.")
-                expect(on_b.locator(".turn-note.stopped")).to_have_text(ENDINGS["interrupted"])
+                expect(on_b.locator(".turn-note.stopped")).to_contain_text(ENDINGS["interrupted"])  # then Continue
                 send(on_b, "still there?")
                 expect(on_b.locator(".msg-assistant .md").last).to_have_text("answer to still there?")
                 assert "Traceback" not in b.log()
