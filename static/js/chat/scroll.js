@@ -8,17 +8,25 @@ const SLACK_PX = 40; // "at the bottom" allows for a line of rounding and paddin
 
 export function makeScroller(messages, jumpButton) {
   let pinned = true;
+  let ownTop = 0; // where this code last put the view: a reader above it scrolled up since
+  function movedUp() {
+    // The scroll event comes a frame late; content streamed in before it must not pull back a
+    // reader who has just scrolled up.
+    if (pinned && messages.scrollTop < ownTop - SLACK_PX) pinned = false;
+    return !pinned;
+  }
   function atBottom() {
     return messages.scrollHeight - messages.scrollTop - messages.clientHeight <= SLACK_PX;
   }
   function toBottom() {
     pinned = true;
     messages.scrollTop = messages.scrollHeight;
+    ownTop = messages.scrollTop;
     jumpButton.hidden = true;
   }
   // Run `change` (which adds content); keep following only if the reader was at the bottom.
   function keep(change) {
-    const follow = pinned || atBottom();
+    const follow = !movedUp() || atBottom();
     const result = change();
     if (follow) toBottom();
     else jumpButton.hidden = false;
@@ -36,7 +44,11 @@ export function makeScroller(messages, jumpButton) {
     messages.focus();
   });
   // Whatever changes size below a pinned reader keeps them at the bottom.
-  const grown = function () { if (pinned) messages.scrollTop = messages.scrollHeight; };
+  const grown = function () {
+    if (movedUp()) return;
+    messages.scrollTop = messages.scrollHeight;
+    ownTop = messages.scrollTop;
+  };
   const sizes = window.ResizeObserver ? new ResizeObserver(grown) : null;
   function watch(node) {
     if (sizes && node.nodeType === 1) sizes.observe(node);
