@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Install everything (Python packages; Debian's Chromium, PostgreSQL and Redis) and run every
-# check: ruff, mypy, the import layers, then the whole test suite twice, both at once — on the
+# check: ruff, mypy, the import layers, then the whole test suite twice, at once — on the
 # embedded default (SQLite, in-memory channel layer, review threads) and on the scale-out profile
-# (PostgreSQL and Redis, started here on loopback and stopped on exit). Browser tests run in
-# their own pytest process (Playwright's sync API must not share one with the asyncio tests).
+# (PostgreSQL and Redis, started here on loopback and stopped on exit) — and beside them the
+# browser tests, in their own pytest process (Playwright's sync API must not share one with the
+# asyncio tests). The browser tests run once, on the embedded default: each starts its own daphne
+# (and, where a test needs one, its own Redis), and what the pages do with PostgreSQL and Redis
+# behind them is the server-level tests' subject on both profiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -19,16 +22,18 @@ ensure_packages chromium
 .venv/bin/lint-imports  # the one-way layers (.importlinter)
 .venv/bin/python manage.py collectstatic --noinput -v 0
 
-# The two profiles run at once (each pytest process has its own temporary HERMES_HOME, database
-# and ports): the embedded default in the background, started before the services so it sees no
-# DATABASE_URL or REDIS_URL; its output is printed when both are done.
+# The three runs go at once (each pytest process has its own temporary HERMES_HOME, database and
+# ports): the embedded default and the browser tests in the background, started before the
+# services so they see no DATABASE_URL or REDIS_URL; their output is printed when all are done.
 mkdir -p artifacts
 SQLITE_LOG=artifacts/test-sqlite.log
+BROWSER_LOG=artifacts/test-browser.log
 echo "== the embedded default: SQLite, in-memory channel layer, review threads (output in $SQLITE_LOG)"
-(
-  .venv/bin/pytest -m "not browser" "$@" && .venv/bin/pytest -m browser tests/browser "$@"
-) >"$SQLITE_LOG" 2>&1 &
+.venv/bin/pytest -m "not browser" "$@" >"$SQLITE_LOG" 2>&1 &
 SQLITE_PID=$!
+echo "== the browser tests: Debian's Chromium against daphne (output in $BROWSER_LOG)"
+.venv/bin/pytest -m browser tests/browser "$@" >"$BROWSER_LOG" 2>&1 &
+BROWSER_PID=$!
 
 echo "== the scale-out profile: PostgreSQL and Redis"
 SERVICES=$(mktemp -d)
@@ -38,11 +43,14 @@ PG_EXTRA_OPTS="-c fsync=off" start_postgres "$SERVICES" "$(free_port)"  # a thro
 start_redis "$SERVICES" "$(free_port)"
 scale_out=0
 .venv/bin/pytest -m "not browser" "$@" || scale_out=$?
-if [ "$scale_out" = 0 ]; then .venv/bin/pytest -m browser tests/browser "$@" || scale_out=$?; fi
 
 embedded=0
 wait "$SQLITE_PID" || embedded=$?
+browser=0
+wait "$BROWSER_PID" || browser=$?
 echo "== the embedded default (SQLite): its output"
 cat "$SQLITE_LOG"
-echo "== exit status: embedded default $embedded, scale-out profile $scale_out"
-[ "$embedded" = 0 ] && [ "$scale_out" = 0 ]
+echo "== the browser tests: their output"
+cat "$BROWSER_LOG"
+echo "== exit status: embedded default $embedded, scale-out profile $scale_out, browser $browser"
+[ "$embedded" = 0 ] && [ "$scale_out" = 0 ] && [ "$browser" = 0 ]

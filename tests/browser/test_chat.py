@@ -82,6 +82,33 @@ def test_stop_interrupts_a_slow_answer_and_the_next_message_works(page, llm):
     expect(page.locator(".msg-assistant .md").last).to_have_text("answer to now something short")
 
 
+def test_a_message_sent_right_after_stop_survives_a_slow_refresh(page, llm):
+    # After Stop the page fetches the stored conversation (for the stopped answer's Continue
+    # button). On a slow network that fetch lands late; a message sent before it must not be
+    # wiped out by the older conversation it carries, so the input waits for it.
+    fresh_chat(page)
+    held: list = []
+    page.route(re.compile(r"/messages/"), lambda route: held.append(route))
+    llm.push(Reply(text="slow " * 300, chunk_delay=0.05))
+    llm.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
+    send(page, "write a lot")
+    page.locator(".msg-assistant.streaming").wait_for()
+    page.click("#stop")
+    expect(page.locator(".turn-note.stopped")).to_be_visible()
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "the page did not fetch the stored conversation after Stop"
+    expect(page.locator("#input")).to_be_disabled()  # not before the conversation is back
+    held[0].continue_()
+    expect(page.locator("#input")).to_be_enabled()
+    expect(page.locator(".msg-continue")).to_be_visible()
+    send(page, "now something short")
+    wait_idle(page, answers=2)
+    expect(page.locator(".msg-assistant .md").last).to_have_text("answer to now something short")
+    expect(page.locator(".msg-user")).to_have_count(2)
+
+
 def test_tenth_turn_review_toast_reaches_two_tabs_after_the_answer(page, context, llm, daphne_server, screenshot):
     session_id = fresh_chat(page)
     llm.when(

@@ -46,7 +46,7 @@ class ChatPage {
       decorate: this.actions.decorate,
       chatUrl: "/c/" + this.sessionId + "/",
       onSaved: function (frame) { self.saved(frame); },
-      onVersionTurnEnd: function () { self.versions.refresh(); },
+      onVersionTurnEnd: function () { return self.versions.refresh(); },
     });
     this.versions = makeVersions(root, {
       messages: document.getElementById("messages"),

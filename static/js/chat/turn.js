@@ -49,7 +49,8 @@ const HANDLERS = {
 };
 
 // ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame),
-//      onVersionTurnEnd() after a turn that made a version in place (edit, regenerate, continue)}
+//      onVersionTurnEnd() after a turn that made a version in place (edit, regenerate, continue):
+//      a promise, settled once the stored conversation is shown again}
 export class TurnView {
   constructor(ui) {
     this.ui = ui;
@@ -318,9 +319,16 @@ export class TurnView {
   ready() {
     this.turn = null;
     this.resumed = null;
-    this.ui.setBusy(false);
-    if (this.versionTurn && this.ui.onVersionTurnEnd) this.ui.onVersionTurnEnd();
+    const refresh = this.versionTurn && this.ui.onVersionTurnEnd;
     this.versionTurn = false;
+    if (!refresh) {
+      this.ui.setBusy(false);
+      return;
+    }
+    // The input unlocks once the stored conversation is back on the page: a message sent before
+    // would be wiped out by that (older) conversation arriving after it.
+    const ui = this.ui;
+    ui.onVersionTurnEnd().finally(function () { ui.setBusy(false); });
   }
 
   // The server's answer to Stop. running: the turn is being stopped, its "done" and "ready"
