@@ -5,8 +5,6 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
-    # Its name until it lost the ticket number: a database that ran it under that name has run this.
-    replaces = [("knowledge", "0008_model_capabilities_issue12")]
     dependencies = [
         ('knowledge', '0007_review_upto_message'),
     ]

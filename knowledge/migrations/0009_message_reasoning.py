@@ -9,8 +9,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    # Its name until it lost the ticket number: a database that ran it under that name has run this.
-    replaces = [("knowledge", "0009_message_reasoning_issue12")]
     dependencies = [
         ("knowledge", "0008_model_capabilities"),
     ]

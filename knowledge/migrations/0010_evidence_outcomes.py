@@ -6,8 +6,6 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
-    # Its name until it lost the ticket number: a database that ran it under that name has run this.
-    replaces = [("knowledge", "0010_evidence_outcomes_issue15")]
     dependencies = [
         ('knowledge', '0009_message_reasoning'),
     ]

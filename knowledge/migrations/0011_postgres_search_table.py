@@ -167,8 +167,6 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    # Its name until it lost the ticket number: a database that ran it under that name has run this.
-    replaces = [("knowledge", "0011_postgres_search_table_issue18")]
     dependencies = [("knowledge", "0010_evidence_outcomes")]
 
     # Back to 0006's shape: its column, trigger and index, computed again.

@@ -26,8 +26,6 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    # Its name until it lost the ticket number: a database that ran it under that name has run this.
-    replaces = [("knowledge", "0012_search_top_issue16")]
     dependencies = [("knowledge", "0011_postgres_search_table")]
 
     operations = [migrations.RunPython(_run(FORWARD_SQL), _run(REVERSE_SQL))]

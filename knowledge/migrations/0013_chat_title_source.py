@@ -2,8 +2,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    # Its name until it lost the ticket number: a database that ran it under that name has run this.
-    replaces = [("knowledge", "0013_chat_title_source_issue13")]
     dependencies = [
         ("knowledge", "0012_search_top"),
     ]

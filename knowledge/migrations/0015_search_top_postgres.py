@@ -64,8 +64,6 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    # Its name until it lost the ticket number: a database that ran it under that name has run this.
-    replaces = [("knowledge", "0015_search_top_postgres_issue18")]
     dependencies = [("knowledge", "0014_session_end_worker")]
 
     operations = [migrations.RunPython(_run(FORWARD), _run(REVERSE))]

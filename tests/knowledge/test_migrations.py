@@ -169,6 +169,9 @@ def _check_migrated(home: CLIHome, before: dict[str, list[tuple]], columns: dict
     assert {"0011_postgres_search_table", "0015_search_top_postgres", "0016_forget_agent_migrations"} <= applied[
         "knowledge"
     ]
+    # Recorded under the names of the files today: the names with a ticket number are renamed.
+    on_disk = {p.stem for p in (Path(__file__).resolve().parents[2] / "knowledge" / "migrations").glob("0*.py")}
+    assert applied["knowledge"] == on_disk
     pending = home.manage("migrate", "--check", "--noinput")
     assert pending.returncode == 0, pending.stdout + pending.stderr
     done = home.manage("shell", "--no-imports", "-c", SEARCH_SCRIPT)
