@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,3 +57,23 @@ def new_home(tmp_path: Path, base_url: str = "") -> CLIHome:
     home.path.mkdir(parents=True, exist_ok=True)
     home.migrate()
     return home
+
+
+def start_learning_worker(home: CLIHome, log: Path, **env: str) -> subprocess.Popen[bytes]:
+    """`manage.py learning_worker` on `home`, polling fast, its output appended to `log`."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "learning_worker", "--interval", "0.2"],
+            cwd=ROOT,
+            env=home.env(**env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 60) -> None:
+    """Poll `predicate` until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)

@@ -5,23 +5,16 @@ and the queue worker runs that review under the new rule."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import re
 import secrets
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import yaml
-from websockets.asyncio.client import connect as ws_connect
-from websockets.typing import Origin
 
-from tests.cli import ROOT, CLIHome
-from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
+from tests.chat_socket import say
+from tests.cli import CLIHome, start_learning_worker, wait_until
+from tests.daphne import Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import SAVE_USER_PREF, is_review_followup, is_review_start, user_texts
 
@@ -90,39 +83,6 @@ def _save_settings(client: Http, changes: dict[tuple[str, str], str]) -> None:
     assert resp.status in (200, 302) and "must be" not in resp.body, resp.body[-2000:]
 
 
-def _start_worker(home: CLIHome, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), "learning_worker", "--interval", "0.2"],
-            cwd=ROOT,
-            env=home.env(**env),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def _wait(predicate: Any, what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-
-
-def _say(server: Daphne, client: Http, session_id: str, *texts: str) -> None:
-    """The person sends each text on `server`'s chat socket and waits for the answer to finish."""
-    cookie = {"Cookie": f"sessionid={client.cookies['sessionid']}"}
-
-    async def turns() -> None:
-        url = f"ws://127.0.0.1:{server.port}/ws/chat/{session_id}/"
-        async with ws_connect(url, origin=Origin(server.origin), additional_headers=cookie, open_timeout=30) as ws:
-            for text in texts:
-                await ws.send(json.dumps({"type": "message", "text": text}))
-                while json.loads(await asyncio.wait_for(ws.recv(), 60))["type"] != "ready":
-                    pass
-
-    asyncio.run(turns())
-
-
 def _reviews(home: CLIHome) -> list[tuple[Any, ...]]:
     return home.query("SELECT id, status, worker FROM knowledge_reviewrun ORDER BY id")
 
@@ -139,7 +99,9 @@ def test_a_setting_saved_on_worker_a_governs_the_next_turn_on_b_and_the_next_rev
             another_worker(a, extra_env=env) as b,
         ):
             home = CLIHome(a.home, base_url=llm.base_url)
-            worker = _start_worker(home, tmp_path / "worker.log", {k: v for k, v in env.items() if "OPENAI" not in k})
+            worker = start_learning_worker(
+                home, tmp_path / "worker.log", **{k: v for k, v in env.items() if "OPENAI" not in k}
+            )
             on_a, on_b = Http(a.port), Http(b.port)
             on_a.login(a.token)
             on_b.login(b.token)
@@ -148,8 +110,8 @@ def test_a_setting_saved_on_worker_a_governs_the_next_turn_on_b_and_the_next_rev
             user_md = a.home / "memories" / "USER.md"
 
             # Before the change: every second turn on B is reviewed, and the queue worker writes at once.
-            _say(b, on_b, session_id, "I use Debian base images", "Which tag is smallest?")
-            _wait(lambda: [r[1] for r in _reviews(home)] == ["done"], "the first review")
+            say(b, on_b, session_id, "I use Debian base images", "Which tag is smallest?")
+            wait_until(lambda: [r[1] for r in _reviews(home)] == ["done"], "the first review")
             assert "Prefers Debian base images" in user_md.read_text(encoding="utf-8")
 
             _save_settings(on_a, {("memory", "nudge_interval"): "1", ("memory", "write_approval"): "on"})
@@ -157,9 +119,9 @@ def test_a_setting_saved_on_worker_a_governs_the_next_turn_on_b_and_the_next_rev
             assert on_disk["memory"]["nudge_interval"] == 1 and on_disk["memory"]["write_approval"] is True
 
             # The next turn on B, one turn after the last review: reviewed at the new interval (1, not 2).
-            _say(b, on_b, session_id, "I edit with Neovim")
-            _wait(lambda: len(_reviews(home)) == 2, "a review after the first turn since the save", timeout=30)
-            _wait(lambda: _reviews(home)[1][1] == "done", "the second review")
+            say(b, on_b, session_id, "I edit with Neovim")
+            wait_until(lambda: len(_reviews(home)) == 2, "a review after the first turn since the save", timeout=30)
+            wait_until(lambda: _reviews(home)[1][1] == "done", "the second review")
             # ... run by the queue worker (no restart) under the new rule: its write waits for approval.
             assert _reviews(home)[1][2].endswith(f":{worker.pid}")
             pending = home.query("SELECT kind, status, arguments FROM knowledge_pendingwrite")

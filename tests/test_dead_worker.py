@@ -14,34 +14,15 @@ import secrets
 import signal
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection
-from websockets.asyncio.client import connect as ws_connect
-from websockets.typing import Origin
-
 from agent.chat.consumers import SERVER_STOPPED
 from agent.chat.presenter import ENDINGS
+from tests.chat_socket import chat_socket, frames_until
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.redis_server import redis_url
 
 LONG_ANSWER = "".join(f"step {n} of the slow answer. " for n in range(400))  # ~30 s at this pace
 QUESTION = "walk me through the slow answer"
-
-
-def _socket(server: Daphne, client: Http, session_id: str) -> Any:
-    return ws_connect(
-        f"ws://127.0.0.1:{server.port}/ws/chat/{session_id}/",
-        origin=Origin(server.origin),
-        additional_headers={"Cookie": f"sessionid={client.cookies['sessionid']}"},
-        open_timeout=30,
-    )
-
-
-async def _until(ws: ClientConnection, kind: str, limit: float = 60) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    while not frames or frames[-1]["type"] != kind:
-        frames.append(json.loads(await asyncio.wait_for(ws.recv(), limit)))
-    return frames
 
 
 def _seen(frames: list[dict[str, Any]]) -> str:
@@ -91,25 +72,25 @@ def _scenario(a: Daphne, b: Daphne, llm: ScriptedLLM) -> None:
 
     async def run() -> dict[str, Any]:
         async with (
-            _socket(b, on_b, session_id) as watcher,
-            _socket(b, on_b, session_id) as stopper,
-            _socket(a, on_a, session_id) as sender,
+            chat_socket(b, on_b, session_id) as watcher,
+            chat_socket(b, on_b, session_id) as stopper,
+            chat_socket(a, on_a, session_id) as sender,
         ):
             await asyncio.sleep(0.5)  # the sockets' introductions (join/peer) cross Redis
             await sender.send(json.dumps({"type": "message", "text": QUESTION}))
-            before = await _until(watcher, "delta")
+            before = await frames_until(watcher, "delta")
             stored = await _checkpointed(a, session_id)
-            await _until(stopper, "delta")
+            await frames_until(stopper, "delta")
             os.kill(a.process.pid, signal.SIGKILL)  # mid-stream: no chance to say anything
             a.process.wait()
             # One tab presses Stop: nothing runs any more, and it is told so at once.
             await stopper.send(json.dumps({"type": "stop"}))
             # The other tab only watches: both hear within 15 s of the kill.
             stopped, after = await asyncio.wait_for(
-                asyncio.gather(_until(stopper, "ready"), _until(watcher, "ready")), 15
+                asyncio.gather(frames_until(stopper, "ready"), frames_until(watcher, "ready")), 15
             )
             await watcher.send(json.dumps({"type": "message", "text": "are you still there?"}))
-            next_turn = await _until(watcher, "ready")
+            next_turn = await frames_until(watcher, "ready")
             return {
                 "seen": _seen(before + after),
                 "stored": stored,

@@ -2,36 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 from pathlib import Path
 
-from websockets.asyncio.client import connect as ws_connect
-from websockets.typing import Origin
-
 from tests import dbs
-from tests.daphne import Daphne, Http, start_daphne
+from tests.chat_socket import chat_socket, frames_until
+from tests.daphne import Http, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
-
-
-async def _frames_until(ws, wanted: str, limit: float = 30) -> list[dict]:
-    frames: list[dict] = []
-    while True:
-        frame = json.loads(await asyncio.wait_for(ws.recv(), limit))
-        frames.append(frame)
-        if frame.get("type") == wanted:
-            return frames
-
-
-def _socket(server: Daphne, client: Http, session_id: str):
-    return ws_connect(
-        f"ws://127.0.0.1:{server.port}/ws/chat/{session_id}/",
-        origin=Origin(server.origin),
-        additional_headers={"Cookie": f"sessionid={client.cookies['sessionid']}"},
-        open_timeout=10,
-    )
 
 
 async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tmp_path: Path) -> None:
@@ -49,9 +28,9 @@ async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tm
             client.login(server.token)
             assert client.get("/").status in (200, 302)
             session_id = server.query("select id from knowledge_chatsession")[0][0]
-            async with _socket(server, client, session_id) as ws:
+            async with chat_socket(server, client, session_id) as ws:
                 await ws.send(json.dumps({"type": "message", "text": "please keep my question"}))
-                await _frames_until(ws, "delta")
+                await frames_until(ws, "delta")
                 os.kill(server.process.pid, signal.SIGKILL)  # mid-stream, no chance to clean up
                 server.process.wait()
         with start_daphne(home, config, env) as server:
@@ -64,9 +43,9 @@ async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tm
             client.login(server.token)
             page = client.get(f"/c/{session_id}/")
             assert page.status == 200 and "please keep my question" in page.body
-            async with _socket(server, client, session_id) as ws:
+            async with chat_socket(server, client, session_id) as ws:
                 await ws.send(json.dumps({"type": "message", "text": "are you back?"}))
-                frames = await _frames_until(ws, "done")
+                frames = await frames_until(ws, "done")
             assert not [f for f in frames if f["type"] == "error"]
             users = [m["content"] for m in llm.chat_requests()[-1]["messages"] if m["role"] == "user"]
             assert users == ["please keep my question", "are you back?"]

@@ -10,11 +10,8 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +19,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.typing import Origin
 
 from agent.chat.titles import TITLE_PROMPT
-from tests.cli import ROOT, CLIHome
+from tests.cli import CLIHome, start_learning_worker, wait_until
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne, with_test_defaults
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import SAVE_USER_PREF, is_flush, is_review_followup, is_review_start
@@ -78,24 +75,6 @@ def test_review_on_worker_a_toasts_a_page_connected_to_worker_b(tmp_path):
         llm.stop()
 
 
-def _start_worker(home: CLIHome, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), "learning_worker", "--interval", "0.2"],
-            cwd=ROOT,
-            env=home.env(HERMES_QUEUE="tasks"),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def _wait(predicate: Any, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-
-
 def _first_attempt_hangs(started: threading.Event, never: threading.Event) -> Callable[[dict[str, Any]], Reply]:
     """A model whose first answer never comes (its worker is killed while waiting); later ones save."""
 
@@ -125,15 +104,17 @@ def test_queue_worker_killed_mid_review_is_restarted_and_the_review_completes_on
         assert chat.returncode == 0, chat.stderr
         assert home.query("SELECT status, worker FROM knowledge_reviewrun") == [("queued", "queue")]
 
-        worker = _start_worker(home, log)
-        _wait(first_attempt_started.is_set, "the review's first model call")
+        worker = start_learning_worker(home, log, HERMES_QUEUE="tasks")
+        wait_until(first_attempt_started.is_set, "the review's first model call")
         worker.send_signal(signal.SIGKILL)  # mid-review: its model call is still waiting
         worker.wait()
         assert home.query("SELECT status FROM knowledge_reviewrun") == [("running",)]
 
-        worker = _start_worker(home, log)
+        worker = start_learning_worker(home, log, HERMES_QUEUE="tasks")
         try:
-            _wait(lambda: home.query("SELECT status FROM knowledge_reviewrun") == [("done",)], "the review to finish")
+            wait_until(
+                lambda: home.query("SELECT status FROM knowledge_reviewrun") == [("done",)], "the review to finish"
+            )
         finally:
             worker.terminate()
             worker.wait(timeout=30)
@@ -165,14 +146,17 @@ def test_a_live_queue_worker_takes_over_the_review_of_one_killed_beside_it(tmp_p
             "chat", "-m", "I use Debian base images", "--review-wait", "0", env={"HERMES_QUEUE": "tasks"}
         )
         assert chat.returncode == 0, chat.stderr
-        workers = [_start_worker(home, log), _start_worker(home, log)]
-        _wait(first_attempt_started.is_set, "the review's first model call")
+        workers = [
+            start_learning_worker(home, log, HERMES_QUEUE="tasks"),
+            start_learning_worker(home, log, HERMES_QUEUE="tasks"),
+        ]
+        wait_until(first_attempt_started.is_set, "the review's first model call")
         ((holder,),) = home.query("SELECT worker FROM knowledge_reviewrun")
         victim = next(w for w in workers if holder.endswith(f":{w.pid}"))
         victim.send_signal(signal.SIGKILL)  # mid-review: its model call is still waiting
         victim.wait()
         survivor = next(w for w in workers if w is not victim)
-        _wait(lambda: home.query("SELECT status FROM knowledge_reviewrun") == [("done",)], "the review to finish")
+        wait_until(lambda: home.query("SELECT status FROM knowledge_reviewrun") == [("done",)], "the review to finish")
         assert survivor.poll() is None  # the same process, never restarted
         assert home.query("SELECT count(*), max(summary) FROM knowledge_reviewrun") == [(1, "User profile updated")]
         user_md = (home.path / "memories" / "USER.md").read_text(encoding="utf-8")
@@ -248,11 +232,11 @@ def test_new_chat_on_the_queue_is_flushed_by_the_queue_worker_once_and_titles_co
             jobs = {path: json.loads(a) if isinstance(a, str) else a for path, a in queued}  # text on SQLite
             assert jobs["agent.chat.titles.title_task"] == {"args": [session_id], "kwargs": {}}
             assert not _ended(home, session_id) and len(llm.chat_requests()) == 1  # the answer only
-            worker = _start_worker(home, tmp_path / "worker.log")
+            worker = start_learning_worker(home, tmp_path / "worker.log", HERMES_QUEUE="tasks")
             try:
-                _wait(lambda: _ended(home, session_id), "the queue worker to end the session")
+                wait_until(lambda: _ended(home, session_id), "the queue worker to end the session")
                 title = "SELECT title, title_source FROM knowledge_chatsession WHERE id=?"
-                _wait(lambda: home.query(title, session_id) == [("Debian base images", "model")], "the title")
+                wait_until(lambda: home.query(title, session_id) == [("Debian base images", "model")], "the title")
             finally:
                 worker.terminate()
                 worker.wait(timeout=30)
@@ -274,16 +258,16 @@ def test_queue_worker_killed_mid_flush_is_restarted_and_the_flush_lands_once(tmp
         with start_daphne(tmp_path / "home", config=FLUSH_AFTER_ONE_TURN, extra_env=env) as server:
             session_id = _chat_then_new_chat(server, "I use Debian base images")
         home = CLIHome(server.home, base_url=llm.base_url)
-        worker = _start_worker(home, log)
-        _wait(first_attempt_started.is_set, "the flush's first model call")
+        worker = start_learning_worker(home, log, HERMES_QUEUE="tasks")
+        wait_until(first_attempt_started.is_set, "the flush's first model call")
         worker.send_signal(signal.SIGKILL)  # mid-flush: its model call is still waiting
         worker.wait()
         (held_by,) = home.query("SELECT end_worker FROM knowledge_chatsession WHERE id=?", session_id)[0]
         assert held_by.endswith(f":{worker.pid}") and not _ended(home, session_id)
 
-        worker = _start_worker(home, log)
+        worker = start_learning_worker(home, log, HERMES_QUEUE="tasks")
         try:
-            _wait(lambda: _ended(home, session_id), "the flush to finish")
+            wait_until(lambda: _ended(home, session_id), "the flush to finish")
         finally:
             worker.terminate()
             worker.wait(timeout=30)

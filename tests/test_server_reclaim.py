@@ -4,18 +4,15 @@ runs it, once. The rounds come every HERMES_RECLAIM_SECONDS (1 s here, 10 s by d
 
 from __future__ import annotations
 
-import asyncio
-import json
 import signal
 import threading
 
-from websockets.asyncio.client import connect as ws_connect
-from websockets.typing import Origin
-
+from tests.chat_socket import say
+from tests.cli import wait_until
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import is_flush, is_review_followup, is_review_start
-from tests.test_scale_out import EVERY_TURN_REVIEWED, FLUSH_AFTER_ONE_TURN, _first_attempt_hangs, _wait
+from tests.test_scale_out import EVERY_TURN_REVIEWED, FLUSH_AFTER_ONE_TURN, _first_attempt_hangs
 
 FAST_ROUNDS = {"HERMES_RECLAIM_SECONDS": "1"}
 
@@ -25,19 +22,6 @@ def _llm() -> ScriptedLLM:
     llm.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
     llm.start()
     return llm
-
-
-def _turn(server: Daphne, client: Http, session_id: str, text: str) -> None:
-    cookie = {"Cookie": f"sessionid={client.cookies['sessionid']}"}
-
-    async def turn() -> None:
-        url = f"ws://127.0.0.1:{server.port}/ws/chat/{session_id}/"
-        async with ws_connect(url, origin=Origin(server.origin), additional_headers=cookie) as chat:
-            await chat.send(json.dumps({"type": "message", "text": text}))
-            while json.loads(await asyncio.wait_for(chat.recv(), 60))["type"] != "ready":
-                pass
-
-    asyncio.run(turn())
 
 
 def _open_chat(server: Daphne) -> tuple[Http, str]:
@@ -70,15 +54,15 @@ def test_the_flush_of_a_killed_server_is_run_once_by_the_live_one(tmp_path):
             another_worker(a, extra_env=env) as b,
         ):
             client, session_id = _open_chat(a)
-            _turn(a, client, session_id, "I use Debian base images")
+            say(a, client, session_id, "I use Debian base images")
             assert client.csrf_post("/c/new/", {"from": session_id}).status == 302  # "New chat", on A
-            _wait(first_attempt_started.is_set, "the flush's first model call, on A")
+            wait_until(first_attempt_started.is_set, "the flush's first model call, on A")
             end = "SELECT end_worker, ended_at FROM knowledge_chatsession WHERE id=?"
             ((holder, ended),) = a.query(end, session_id)
             assert holder.endswith(f":{a.process.pid}") and not ended
             _kill(a)  # mid-flush: its model call is still waiting
 
-            _wait(lambda: a.query(end, session_id)[0][1], "the live server to end the session", timeout=60)
+            wait_until(lambda: a.query(end, session_id)[0][1], "the live server to end the session", timeout=60)
             assert b.process.poll() is None  # alive all along, never restarted
             assert a.query(end, session_id)[0][0] == holder.rsplit(":", 1)[0] + f":{b.process.pid}"
             _saved_once(a, "flush")
@@ -101,14 +85,14 @@ def test_the_review_of_a_killed_server_is_run_once_by_the_live_one(tmp_path):
             another_worker(a, extra_env=env) as b,
         ):
             client, session_id = _open_chat(a)
-            _turn(a, client, session_id, "I use Debian base images")
-            _wait(first_attempt_started.is_set, "the review's first model call, on A")
+            say(a, client, session_id, "I use Debian base images")
+            wait_until(first_attempt_started.is_set, "the review's first model call, on A")
             ((holder, status),) = a.query("SELECT worker, status FROM knowledge_reviewrun")
             assert holder.endswith(f":{a.process.pid}") and status == "running"
             _kill(a)  # mid-review: its model call is still waiting
 
             done = "SELECT count(*), max(status), max(summary), max(worker) FROM knowledge_reviewrun"
-            _wait(lambda: a.query(done)[0][1] == "done", "the live server to finish the review", timeout=60)
+            wait_until(lambda: a.query(done)[0][1] == "done", "the live server to finish the review", timeout=60)
             assert b.process.poll() is None  # alive all along, never restarted
             b_worker = holder.rsplit(":", 1)[0] + f":{b.process.pid}"
             assert a.query(done) == [(1, "done", "User profile updated", b_worker)]

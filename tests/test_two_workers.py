@@ -10,30 +10,10 @@ import re
 import threading
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection
-from websockets.asyncio.client import connect as ws_connect
-from websockets.typing import Origin
-
 from agent.chat.service import BUSY_MESSAGE
-from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
+from tests.chat_socket import chat_socket, frames_until
+from tests.daphne import Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
-
-
-def _socket(server: Daphne, client: Http, session_id: str) -> Any:
-    return ws_connect(
-        f"ws://127.0.0.1:{server.port}/ws/chat/{session_id}/",
-        origin=Origin(server.origin),
-        additional_headers={"Cookie": f"sessionid={client.cookies['sessionid']}"},
-        open_timeout=30,
-    )
-
-
-async def _until(ws: ClientConnection, kind: str) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    while True:
-        frames.append(json.loads(await asyncio.wait_for(ws.recv(), 60)))
-        if frames[-1]["type"] == kind:
-            return frames
 
 
 def _busy_attr(page: str) -> str:
@@ -66,17 +46,17 @@ def test_two_workers_agree_on_busy_and_new_chat_during_an_answer_loses_nothing(t
             (session_id,) = a.query("SELECT id FROM knowledge_chatsession")[0]
 
             async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]:
-                async with _socket(a, on_a, session_id) as ws_a, _socket(b, on_b, session_id) as ws_b:
+                async with chat_socket(a, on_a, session_id) as ws_a, chat_socket(b, on_b, session_id) as ws_b:
                     await ws_a.send(json.dumps({"type": "message", "text": "explain exit code 137"}))
-                    await _until(ws_a, "turn_started")
+                    await frames_until(ws_a, "turn_started")
                     busy_on_b = _busy_attr(on_b.get(f"/c/{session_id}/").body)
                     await ws_b.send(json.dumps({"type": "message", "text": "a second message from tab B"}))
-                    refused = await _until(ws_b, "error")
+                    refused = await frames_until(ws_b, "error")
                     # "New chat" on worker B while worker A's answer is still being written.
                     new_chat = await asyncio.to_thread(on_b.csrf_post, "/c/new/", {"from": session_id})
                     assert new_chat.status == 302, new_chat
                     release.set()
-                    frames = await _until(ws_a, "ready")
+                    frames = await frames_until(ws_a, "ready")
                     idle_on_b = _busy_attr(on_b.get(f"/c/{session_id}/").body)
                     return refused, frames, busy_on_b, idle_on_b
 

@@ -19,3 +19,11 @@ async def open_socket(path: str, user: Any) -> WebsocketCommunicator:
     connected, code = await comm.connect()
     assert connected, code
     return comm
+
+
+async def frames_until(comm: WebsocketCommunicator, last: str, timeout: float = 15) -> list[dict[str, Any]]:
+    """Every frame the socket sends up to and including the first of type `last`."""
+    frames: list[dict[str, Any]] = []
+    while not frames or frames[-1]["type"] != last:
+        frames.append(await comm.receive_json_from(timeout=timeout))
+    return frames

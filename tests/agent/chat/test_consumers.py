@@ -16,32 +16,13 @@ from agent.chat import live, presenter
 from agent.chat import service as chat_service
 from agent.learning import notify, review
 from knowledge.models import Message
-from tests.agent.ws import APP, open_socket
+from tests.agent.ws import APP, frames_until, open_socket
 from tests.conftest import write_config
 from tests.fakellm import Reply, last_user_text
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 REVIEW_PROMPT = "Review the conversation above"
-
-
-@pytest.fixture
-def owner(transactional_db):
-    from django.contrib.auth import get_user_model
-
-    return get_user_model().objects.create_user("owner")
-
-
-@pytest.fixture
-def session_id(llm, transactional_db) -> str:
-    return chat_service.create_session().pk
-
-
-async def _until(comm: WebsocketCommunicator, last: str, timeout: float = 15) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    while not frames or frames[-1]["type"] != last:
-        frames.append(await comm.receive_json_from(timeout=timeout))
-    return frames
 
 
 def _types(frames: list[dict[str, Any]]) -> list[str]:
@@ -56,7 +37,7 @@ async def test_a_turn_streams_frames_in_order_and_stores_the_conversation(llm, o
     llm.push(Reply(tool_calls=[{"name": "skills_list", "arguments": {}}]), Reply(text="Hello **world**, done."))
     comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "list my skills"})
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     assert _types(frames) == [
         "turn_started",
         "usage",
@@ -93,13 +74,13 @@ async def test_stop_interrupts_a_slow_answer_and_the_next_message_works(llm, own
     while frames[-1]["type"] != "delta":
         frames.append(await comm.receive_json_from(timeout=10))
     await comm.send_json_to({"type": "stop"})
-    frames += await _until(comm, "ready")
+    frames += await frames_until(comm, "ready")
     done = next(f for f in frames if f["type"] == "done")
     assert done["interrupted"] is True
     assert {"type": "stopping", "running": True} in frames
     llm.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
     await comm.send_json_to({"type": "message", "text": "short please"})
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     done = next(f for f in frames if f["type"] == "done")
     assert done["interrupted"] is False and "answer to short please" in done["final_html"]
     await comm.disconnect()
@@ -111,7 +92,7 @@ async def test_a_second_message_while_a_reply_is_written_gets_an_error(llm, owne
     await comm.send_json_to({"type": "message", "text": "first"})
     assert (await comm.receive_json_from(timeout=10))["type"] == "turn_started"
     await comm.send_json_to({"type": "message", "text": "second"})
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     errors = [f for f in frames if f["type"] == "error"]
     assert errors == [{"type": "error", "error": chat_service.BUSY_MESSAGE}]
     assert next(f for f in frames if f["type"] == "done")["interrupted"] is False
@@ -148,7 +129,7 @@ async def test_a_model_error_is_a_retryable_error_frame_and_the_message_is_kept(
     llm.push(Reply(status=500, error_message="upstream exploded"))
     comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "please answer"})
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     error = next(f for f in frames if f["type"] == "error")
     assert error["retry"] is True and error["error"]
     stored = await sync_to_async(lambda: list(Message.objects.filter(session_id=session_id, role="user")))()
@@ -189,7 +170,7 @@ async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home,
     tabs = [await open_socket("/ws/notify/", owner) for _ in range(2)]
     chat = await open_socket(f"/ws/chat/{session_id}/", owner)
     await chat.send_json_to({"type": "message", "text": "I like tea"})
-    frames = await _until(chat, "ready")
+    frames = await frames_until(chat, "ready")
     assert next(f for f in frames if f["type"] == "saved")["review_running"] is True
     for tab in tabs:
         got = [await tab.receive_json_from(timeout=15)]
@@ -226,8 +207,8 @@ async def test_a_second_tab_on_the_same_chat_sees_the_turn_live(llm, owner, sess
     other_session = await sync_to_async(lambda: chat_service.create_session().pk)()
     bystander = await open_socket(f"/ws/chat/{other_session}/", owner)
     await sender.send_json_to({"type": "message", "text": "hello from tab one"})
-    sent = await _until(sender, "ready")
-    mirrored = await _until(watcher, "ready")
+    sent = await frames_until(sender, "ready")
+    mirrored = await frames_until(watcher, "ready")
     assert _types(mirrored) == _types(sent)
     assert all(f.get("mirrored") for f in mirrored) and not any(f.get("mirrored") for f in sent)
     assert mirrored[0]["text"] == "hello from tab one"
@@ -248,7 +229,7 @@ async def test_thinking_streams_as_reasoning_frames_and_is_stored_apart(llm, own
     llm.push(Reply(raw=case.raw))
     comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "message", "text": "hi"})
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     assert _types(frames)[:3] == ["turn_started", "reasoning", "reasoning"]
     assert "".join(f["text"] for f in frames if f["type"] == "reasoning") == case.reasoning
     assert "".join(f["text"] for f in frames if f["type"] == "delta") == case.answer

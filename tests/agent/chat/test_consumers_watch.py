@@ -12,43 +12,22 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
 from agent.chat import consumers
-from agent.chat import service as chat_service
 from knowledge.history import turns
 from knowledge.history.workers import this_worker
 from knowledge.models import ChatSession
-from tests.agent.ws import open_socket
+from tests.agent.ws import frames_until, open_socket
 from tests.fakellm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def owner(transactional_db):
-    from django.contrib.auth import get_user_model
-
-    return get_user_model().objects.create_user("owner")
-
-
-@pytest.fixture
-def session_id(llm, transactional_db) -> str:
-    return chat_service.create_session().pk
 
 
 def _dead_worker() -> str:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return f"{this_worker().rpartition(':')[0]}:{proc.pid}"
-
-
-async def _until(comm: WebsocketCommunicator, last: str, timeout: float = 15) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    while not frames or frames[-1]["type"] != last:
-        frames.append(await comm.receive_json_from(timeout=timeout))
-    return frames
 
 
 def _lost(frames: list[dict[str, Any]]) -> bool:
@@ -61,11 +40,11 @@ async def test_a_tab_opened_on_a_turn_whose_server_died_is_freed_and_the_next_me
     monkeypatch.setattr(consumers, "WATCH_EVERY", 0.05)
     await sync_to_async(turns.claim)(session_id, worker=_dead_worker())
     comm = await open_socket(f"/ws/chat/{session_id}/", owner)
-    assert _lost(await _until(comm, "ready"))
+    assert _lost(await frames_until(comm, "ready"))
     assert not await sync_to_async(turns.is_busy)(session_id)
     llm.push(Reply(text="Back again."))
     await comm.send_json_to({"type": "message", "text": "hello?"})
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     assert [f for f in frames if f["type"] == "done"] and not [f for f in frames if f["type"] == "error"]
     await comm.disconnect()
 
@@ -78,7 +57,7 @@ async def test_a_turn_on_another_host_is_given_up_only_once_its_lease_runs_out(l
     # Its heartbeat stops: the lease is left to run out (as a clock past it would see).
     expired = timezone.now() - timedelta(seconds=1)
     await sync_to_async(ChatSession.objects.filter(pk=session_id).update)(turn_lease_until=expired)
-    assert _lost(await _until(comm, "ready"))
+    assert _lost(await frames_until(comm, "ready"))
     await comm.disconnect()
 
 
@@ -89,7 +68,7 @@ async def test_stop_on_a_turn_whose_server_died_says_nothing_runs_and_ends_it_at
     await sync_to_async(turns.claim)(session_id, worker=_dead_worker())
     comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to({"type": "stop"})
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     assert frames[0] == {"type": "stopping", "running": False}
     assert _lost(frames)
     await comm.disconnect()
@@ -101,8 +80,8 @@ async def test_a_turn_that_ends_normally_ends_the_watch_without_an_error(llm, ow
     sender = await open_socket(f"/ws/chat/{session_id}/", owner)
     watcher = await open_socket(f"/ws/chat/{session_id}/", owner)
     await sender.send_json_to({"type": "message", "text": "hello from tab one"})
-    await _until(sender, "ready")
-    mirrored = await _until(watcher, "ready")
+    await frames_until(sender, "ready")
+    mirrored = await frames_until(watcher, "ready")
     assert not [f for f in mirrored if f["type"] == "error"]
     assert await watcher.receive_nothing(timeout=0.3)  # no second "ready" from the watch
     for comm in (sender, watcher):
@@ -116,7 +95,7 @@ async def test_a_tab_that_missed_the_turns_first_frames_still_watches_it(llm, ow
     await sync_to_async(turns.claim)(session_id, worker=_dead_worker())
     mirror = {"type": "chat.mirror", "frames": [{"type": "delta", "text": "Exit 137"}], "origin": "elsewhere"}
     await get_channel_layer().group_send(f"chat.{session_id}", mirror)
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     assert frames[0] == {"type": "delta", "text": "Exit 137", "mirrored": True}
     assert _lost(frames)
     await comm.disconnect()
