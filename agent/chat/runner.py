@@ -21,7 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent import clients
-from agent.chat import chat_settings, titles
+from agent.chat import chat_settings, image_parts, titles
 from agent.chat import records as turn_records
 from agent.chat import versions as chat_versions
 from agent.chat.skill_use import SkillUseTracker
@@ -37,7 +37,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from knowledge import versions
+from knowledge import attachments, versions
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.skills import outcomes
@@ -191,7 +191,8 @@ class AgentSession:
         self.session.instructions, self.session.temperature = chat_settings.current(self.session)
         if self._client is not None and self.config.api_key != self._client_key:
             self.close()  # a key saved on the settings page since: the next call uses it
-        error = message_error(user_text, self.config.agent.max_message_chars) if request.needs_text else None
+        limit = self.config.agent.max_message_chars
+        error = message_error(user_text, limit, len(request.images)) if request.needs_text else None
         if error is not None:
             raise InputTooLarge(error)
         with self._turn_lock:
@@ -227,8 +228,13 @@ class AgentSession:
                 session_updates={"user_turn_count": F("user_turn_count") + 1},
             )
             self.session.user_turn_count += 1
+            linked = attachments.link(list(request.images), user_msg.pk) if request.images else []
+        else:
+            linked = []
         model_text, slash_name = model_text_of(user_msg.content, SkillStore(self.config))
         chat_versions.add_question(self.messages, target, model_text)
+        if linked:
+            self.messages[-1]["images"] = [att.ref() for att in linked]  # parts for the model: image_parts.py
         # A checkpointed answer is stored as any message of the turn: after the last one of its version.
         answer = turn_records.StreamedAnswer(
             self.session,
@@ -260,8 +266,9 @@ class AgentSession:
             registry=self.registry,
             ctx=ctx,
             max_iterations=self.config.agent.max_iterations,
-            api_view=lambda msgs: chat_settings.with_instructions(
-                inject_context(msgs, recalled) or msgs, self.session.instructions
+            api_view=lambda msgs: image_parts.with_images(
+                chat_settings.with_instructions(inject_context(msgs, recalled) or msgs, self.session.instructions),
+                getattr(self.client, "accepts_images", True),
             ),
             before_call=self._maybe_compress,
         )
