@@ -26,7 +26,7 @@ def _encrypted(name: str) -> str:
     return f"{name} is encrypted and cannot be read. Save it without protection and attach it again."
 
 
-class PdfRefused(ValueError):
+class PdfRefused(Exception):
     """Why a PDF gives no text, in the person's words."""
 
 
