@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent.chat import pdf_text
+from knowledge.verification.documents import statement_text
 from tests.attachment_files import blank_pdf, encrypted_pdf, text_pdf
 
 
@@ -40,3 +41,11 @@ def test_unreadable_pdfs_are_refused_in_a_persons_words(name, data, expected):
 def test_a_pdf_over_the_page_limit_is_refused():
     with pytest.raises(pdf_text.PdfRefused, match=f"has {pdf_text.MAX_PAGES + 1} pages; attached PDFs are limited"):
         pdf_text.extract("huge.pdf", blank_pdf(pdf_text.MAX_PAGES + 1), 100_000)
+
+
+def test_a_pdfs_text_in_the_message_is_a_document_not_the_persons_words():
+    # The page attaches it as any text file: "📎 name (note)" and the text in a fenced block.
+    got = pdf_text.extract("cv.pdf", text_pdf(["I am allergic to penicillin"]), 100_000)
+    message = f"please check this\n\n📎 **cv.pdf** ({got.note})\n\n```\n{got.text}\n```"
+    said = statement_text(message)
+    assert "please check this" in said and "penicillin" not in said
