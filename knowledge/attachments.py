@@ -97,3 +97,16 @@ def of_messages(message_ids: list[int]) -> dict[int, list[MessageAttachment]]:
     for att in MessageAttachment.objects.filter(message_id__in=message_ids):
         out.setdefault(int(att.message_id or 0), []).append(att)
     return out
+
+
+def api_dicts(messages: list[Any]) -> list[dict[str, Any]]:
+    """The messages' chat-completions dicts (`Message.to_api`), a user message's images under
+    "images" as refs, made into image parts right before a model call (agent/chat/image_parts.py)."""
+    images = of_messages([m.pk for m in messages if m.role == "user"])
+    out = []
+    for m in messages:
+        msg = m.to_api()
+        if m.pk in images:
+            msg["images"] = [att.ref() for att in images[m.pk]]
+        out.append(msg)
+    return out

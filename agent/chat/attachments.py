@@ -4,7 +4,7 @@ A PDF is read here (agent/chat/pdf_text.py) and its text goes back to the page, 
 the message like an attached text file. An image is kept in the home (knowledge/attachments.py)
 and the page sends its id with the message; the runner links it to the stored message and the
 model gets it as an image part (agent/chat/image_parts.py). Limits are stated in
-docs/BEHAVIOUR.md ("Attachments"); every refusal is a JSON {"error": sentence} and nothing the
+docs/BEHAVIOUR.md, "The chat"; every refusal is a JSON {"error": sentence} and nothing the
 person typed is touched (the page keeps it).
 """
 

@@ -15,13 +15,21 @@ import base64
 import logging
 from typing import Any
 
-from knowledge.attachments import MessageAttachment
+from knowledge.attachments import MessageAttachment, link
 
 log = logging.getLogger(__name__)
 
 # The newest images of a conversation sent again on each turn; older ones become a placeholder
 # (each image is sent inline, so every one costs its bytes on every call).
 RESENT = 8
+
+
+def attach(message: dict[str, Any], ids: tuple[int, ...], message_id: int) -> None:
+    """Link the uploads `ids` to the stored message `message_id` and carry their refs on `message`
+    (the runner's copy of it), so this turn's model call gets them."""
+    linked = link(list(ids), message_id)
+    if linked:
+        message["images"] = [att.ref() for att in linked]
 
 
 def placeholder(ref: dict[str, Any]) -> str:

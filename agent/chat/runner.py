@@ -37,7 +37,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from knowledge import attachments, versions
+from knowledge import versions
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.skills import outcomes
@@ -228,13 +228,10 @@ class AgentSession:
                 session_updates={"user_turn_count": F("user_turn_count") + 1},
             )
             self.session.user_turn_count += 1
-            linked = attachments.link(list(request.images), user_msg.pk) if request.images else []
-        else:
-            linked = []
         model_text, slash_name = model_text_of(user_msg.content, SkillStore(self.config))
         chat_versions.add_question(self.messages, target, model_text)
-        if linked:
-            self.messages[-1]["images"] = [att.ref() for att in linked]  # parts for the model: image_parts.py
+        if target.question is None and request.images:  # stored just now: its images go with it
+            image_parts.attach(self.messages[-1], request.images, user_msg.pk)
         # A checkpointed answer is stored as any message of the turn: after the last one of its version.
         answer = turn_records.StreamedAnswer(
             self.session,

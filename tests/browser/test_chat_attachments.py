@@ -15,6 +15,7 @@ from tests.attachment_files import blank_pdf, png, text_pdf
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
 from tests.browser.conftest import LiveServer
 from tests.browser.test_a11y import blocking_violations
+from tests.browser.test_chat_versions import start_chat
 from tests.fakellm import Reply
 from tests.wire.llamacpp import IMAGE_REFUSAL
 
@@ -111,7 +112,7 @@ def sized_page(request, browser: Browser, daphne_server: LiveServer) -> Iterator
 
 def test_the_chat_with_attachments_has_no_serious_accessibility_violations(sized_page: Page, llm) -> None:
     page = sized_page
-    fresh_chat(page)
+    start_chat(page)  # "New chat" is in the drawer at 390 px
     attach(page, "chart.png", png(8, 8), "image/png")
     attach(page, "notes.pdf", text_pdf(["Meeting notes"]), "application/pdf")
     expect(page.locator("#attachments .attachment")).to_have_count(2)

@@ -6,7 +6,7 @@
 
 import { el, button, showAlert, api } from "./dom.js";
 
-// The limits the server enforces (docs/BEHAVIOUR.md, "Attachments"), checked here first so a
+// The limits the server enforces (docs/BEHAVIOUR.md, "The chat"), checked here first so a
 // file too big is refused before it is sent.
 const MB = 1024 * 1024;
 const PDF_BYTES = 10 * MB;
