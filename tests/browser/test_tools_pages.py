@@ -80,9 +80,7 @@ def test_search_syntax_or_prefix_and_the_hint(page: Page, llm, daphne_server, sc
     expect(page.locator("#search-count")).to_contain_text("No messages match")
     screenshot("tools-search-hint", page)
     page.locator("#search-q").fill("")
-    page.locator("#search-q").press_sequentially(
-        "wombat -marimba", delay=20
-    )  # the answer is left out; the words are this test's own, the home is shared
+    page.locator("#search-q").press_sequentially("wombat -marimba", delay=20)  # the answer is left out; the words are this test's own, the home is shared
     expect(page.locator(".search-hit")).to_have_count(1)
     expect(page.locator(".search-hit .badge").first).to_have_text("user")
     page.locator("#search-q").fill("")
