@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, FilePayload, Page, expect
 
 from tests.attachment_files import blank_pdf, png, text_pdf
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
@@ -23,10 +24,10 @@ pytestmark = pytest.mark.browser
 
 
 def attach(page: Page, name: str, data: bytes, mime: str) -> None:
-    page.set_input_files("#attach-input", files=[{"name": name, "mimeType": mime, "buffer": data}])
+    page.set_input_files("#attach-input", files=[FilePayload(name=name, mimeType=mime, buffer=data)])
 
 
-def _user_parts(body: dict) -> list:
+def _user_parts(body: dict[str, Any]) -> Any:
     return [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
 
 
