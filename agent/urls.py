@@ -1,6 +1,7 @@
 from django.urls import path
 
 from agent.chat import actions as chat_actions
+from agent.chat import attachments as chat_attachments
 from agent.chat import list_views, views
 
 urlpatterns = [
@@ -22,6 +23,8 @@ urlpatterns = [
     path("c/<str:session_id>/model/", chat_actions.set_model, name="chat_model"),
     path("c/<str:session_id>/export.md", chat_actions.export_markdown, name="chat_export_md"),
     path("c/<str:session_id>/export.json", chat_actions.export_json, name="chat_export_json"),
+    path("chat/attach/", chat_attachments.upload, name="chat_attach"),
+    path("chat/attachments/<int:pk>/", chat_attachments.image, name="chat_attachment"),
     path("api/models", chat_actions.models, name="chat_models"),
     path("api/skills/slash", views.slash_skills, name="slash_skills"),
     path("setup/model/", views.setup_save, name="setup_save"),

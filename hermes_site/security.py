@@ -61,7 +61,11 @@ def same_origin(scope: Mapping[str, Any]) -> bool:
 # (the CSRF check would otherwise parse or spool it first). Import uploads get their own cap:
 # the archive limit plus a little room for the other form fields.
 _MB = 1024 * 1024
-LARGE_BODY_PATHS = {"/transfer/import/": (51 * _MB, "The upload is larger than 50 MB. Nothing was imported.")}
+LARGE_BODY_PATHS = {
+    "/transfer/import/": (51 * _MB, "The upload is larger than 50 MB. Nothing was imported."),
+    # A chat attachment: a PDF of up to 10 MB (agent/chat/attachments.py) and the form's other field.
+    "/chat/attach/": (10 * _MB + 64 * 1024, "The file is larger than 10 MB. It was not attached."),
+}
 DEFAULT_BODY_LIMIT = 6 * _MB
 
 

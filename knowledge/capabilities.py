@@ -54,6 +54,7 @@ FEATURES = [
             "Token counts are estimated from the text; compression still works."),
     Feature("reasoning_echo", "Thinking sent back (reasoning_content)",
             "The model's thinking is kept but not sent back."),
+    Feature("images", "Images in messages", "Attached images are not sent; the model sees [image: name] instead."),
 ]  # fmt: skip
 
 TOOLS_NOTICE = "This model cannot call tools: the agent cannot save memories itself; reviews are off."

@@ -17,6 +17,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from knowledge import approvals, versions
+from knowledge.attachments import MessageAttachment, api_dicts  # noqa: F401  (the model: its own module; registered from here)
 from knowledge.capabilities import ModelCapabilities  # noqa: F401  (its own module; registered from here)
 from knowledge.chat_tags import ChatTag
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
@@ -109,7 +110,7 @@ class ChatSession(models.Model):
             msgs.extend(m.to_api() for m in path if m.pk <= (self.context_head_to or 0))
             msgs.append({"role": "user", "content": self.context_summary})
         # Empty assistant rows mark answers stopped before their first token: nothing to send.
-        msgs.extend(m.to_api() for m in stored if m.role != "assistant" or m.content or m.tool_calls)
+        msgs.extend(api_dicts([m for m in stored if m.role != "assistant" or m.content or m.tool_calls]))
         return msgs
 
 

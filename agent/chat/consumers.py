@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from channels.consumer import get_handler_name
@@ -40,8 +41,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from agent.chat import live, ratelimit
 from agent.chat import service as chat_service
 from agent.chat import versions as chat_versions
+from agent.chat.attachments import IMAGES_PER_MESSAGE
 from agent.chat.frames import Frame, FrameQueue
-from agent.chat.validation import message_error
+from agent.chat.validation import images_of, message_error
 from hermes_site import config as hermes_config
 from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
@@ -274,7 +276,11 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if not isinstance(text, str):
             await self.error('A message frame needs "text" (a string).')
             return
-        problem = message_error(text, hermes_config.get().agent.max_message_chars) if request.needs_text else None
+        images, problem = images_of(frame, IMAGES_PER_MESSAGE)
+        request = replace(request, images=images)
+        limit = hermes_config.get().agent.max_message_chars
+        if problem is None and request.needs_text:
+            problem = message_error(text, limit, len(images))
         if problem is not None:
             await self.error(problem)
             return

@@ -4,13 +4,16 @@ joined to its result, how an answer ended, the person's verdicts, and the review
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+
+from django.urls import reverse
 
 from agent.chat.frames import estimate_tokens
 from agent.tools.results import MAX_RESULT_CHARS, stored_ok
 from hermes_site import config as hermes_config
 from knowledge import versions
+from knowledge.attachments import MessageAttachment, of_messages
 from knowledge.models import AnswerFeedback, ChatSession, Message
 
 
@@ -36,6 +39,16 @@ ENDINGS = {
 STILL_WRITING = "Still being written…"
 
 
+@dataclass(frozen=True)
+class Image:
+    url: str
+    name: str
+
+
+def _images(atts: list[MessageAttachment]) -> list[Image]:
+    return [Image(reverse("chat_attachment", args=[a.pk]), a.name) for a in atts]
+
+
 @dataclass
 class Item:
     kind: str  # "user" | "assistant" | "tool"
@@ -50,6 +63,7 @@ class Item:
     estimated: bool = False  # `tokens` estimated from the text (the server reported none)
     versions: versions.Position | None = None  # which version of its turn this message is, if it has others
     can_continue: bool = False  # a stopped answer at the end of the chat, which Continue extends
+    images: list[Image] = field(default_factory=list)  # images attached to a user message
 
 
 def _pretty(arguments: str) -> str:
@@ -90,11 +104,13 @@ def conversation(session: ChatSession, writing: bool = False) -> list[Item]:
     tree = versions.Tree.of([(m.pk, m.parent_id, m.role) for m in rows])
     path = tree.path(tree.leaf(session.leaf_id))
     marks, on_path = versions.positions(tree, path), set(path)
+    images = of_messages([m.pk for m in rows if m.pk in on_path and m.role == "user"])
     for msg in (m for m in rows if m.pk in on_path):
         if msg.pk in marks and msg.role == "assistant" and not msg.content:
             items.append(Item("versions", message_id=msg.pk, versions=marks[msg.pk]))  # the answer began with tools
         if msg.role == "user":
-            items.append(Item("user", msg.content, msg.pk, at=msg.created_at, versions=marks.get(msg.pk)))
+            shown = _images(images.get(msg.pk, []))
+            items.append(Item("user", msg.content, msg.pk, at=msg.created_at, versions=marks.get(msg.pk), images=shown))
         elif msg.role == "assistant":
             if msg.content or msg.finish_reason == "interrupted":
                 items.append(_answer(msg, verdicts.get(msg.pk, ""), marks.get(msg.pk), msg.pk == path[-1]))

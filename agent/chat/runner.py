@@ -21,7 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent import clients
-from agent.chat import chat_settings, titles
+from agent.chat import chat_settings, image_parts, titles
 from agent.chat import records as turn_records
 from agent.chat import versions as chat_versions
 from agent.chat.skill_use import SkillUseTracker
@@ -191,7 +191,8 @@ class AgentSession:
         self.session.instructions, self.session.temperature = chat_settings.current(self.session)
         if self._client is not None and self.config.api_key != self._client_key:
             self.close()  # a key saved on the settings page since: the next call uses it
-        error = message_error(user_text, self.config.agent.max_message_chars) if request.needs_text else None
+        limit = self.config.agent.max_message_chars
+        error = message_error(user_text, limit, len(request.images)) if request.needs_text else None
         if error is not None:
             raise InputTooLarge(error)
         with self._turn_lock:
@@ -229,6 +230,8 @@ class AgentSession:
             self.session.user_turn_count += 1
         model_text, slash_name = model_text_of(user_msg.content, SkillStore(self.config))
         chat_versions.add_question(self.messages, target, model_text)
+        if target.question is None and request.images:  # stored just now: its images go with it
+            image_parts.attach(self.messages[-1], request.images, user_msg.pk)
         # A checkpointed answer is stored as any message of the turn: after the last one of its version.
         answer = turn_records.StreamedAnswer(
             self.session,
@@ -260,8 +263,9 @@ class AgentSession:
             registry=self.registry,
             ctx=ctx,
             max_iterations=self.config.agent.max_iterations,
-            api_view=lambda msgs: chat_settings.with_instructions(
-                inject_context(msgs, recalled) or msgs, self.session.instructions
+            api_view=lambda msgs: image_parts.with_images(
+                chat_settings.with_instructions(inject_context(msgs, recalled) or msgs, self.session.instructions),
+                getattr(self.client, "accepts_images", True),
             ),
             before_call=self._maybe_compress,
         )

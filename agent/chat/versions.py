@@ -38,6 +38,7 @@ class TurnRequest:
 
     kind: str = "message"
     message_id: int | None = None
+    images: tuple[int, ...] = ()  # uploaded images to attach to a new message (agent/chat/attachments.py)
 
     @property
     def needs_text(self) -> bool:

@@ -22,6 +22,7 @@ class Capabilities:
     system_role: bool | None = None  # accepts a system message (Gemma chat templates do not)
     stream_options: bool | None = None  # accepts stream_options (Mistral answers 422)
     reasoning_echo: bool | None = None  # accepts reasoning_content on assistant messages
+    images: bool | None = None  # accepts image_url content parts (a vision model)
     max_tokens_field: str = "max_tokens"  # or max_completion_tokens (OpenAI reasoning models)
     probed_at: str = ""  # ISO time of the last full probe, "" when only learned in use
 
@@ -44,6 +45,8 @@ class Capabilities:
             out.append("The system prompt is sent inside the first user message (the model has no system role).")
         if self.stream_options is False:
             out.append("Token usage is estimated when the server does not report it (stream_options refused).")
+        if self.images is False:
+            out.append("Attached images are not sent: the model sees [image: name] instead (it takes no images).")
         return out
 
 
@@ -52,6 +55,14 @@ TOOLS_OFF_NOTICE = (
     "save by hand in the browser, or choose a model that can call tools."
 )
 
+IMAGES_OFF_ERROR = (
+    "This model does not accept images. Your message is kept; from now on the model sees each image as "
+    "[image: name]. To send the image, choose a model that reads images (the Model box) and send it again."
+)
+# Refusals that are not repeated without the feature: the person sent that feature on purpose,
+# and an answer that silently ignored it would mislead (the turn ends with the sentence above).
+NOT_RETRIED = {"images": IMAGES_OFF_ERROR}
+
 # Error texts of real servers (recorded in tests/wire/) -> the feature they refuse.
 _REFUSALS: list[tuple[str, tuple[str, ...]]] = [
     ("stream_tools", ("cannot use tools with stream", "tools with stream", "streaming is not supported with tools")),
@@ -59,6 +70,8 @@ _REFUSALS: list[tuple[str, tuple[str, ...]]] = [
                "enable-auto-tool-choice", "tool choice requires", "does not support function")),
     ("system_role", ("system role not supported", "system role is not supported", "system messages are not supported")),
     ("stream_options", ("stream_options",)),
+    ("images", ("image input is not supported", "not compiled for multimodal", "does not support image",
+                "image input detected", "mmproj")),
 ]  # fmt: skip
 
 
@@ -91,7 +104,14 @@ def _uses(feature: str, request: dict[str, Any]) -> bool:
         return any(isinstance(m, dict) and m.get("role") == "system" for m in request.get("messages", []))
     if feature == "stream_options":
         return "stream_options" in request
+    if feature == "images":
+        return any(_has_image(m) for m in request.get("messages", []))
     return False
+
+
+def _has_image(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image_url" for p in content)
 
 
 def learn(caps: Capabilities, refused: str) -> None:

@@ -20,6 +20,7 @@ import openai
 from agent.llm.abort import MARKER_HEADER, Stopped, new_marker, send_interruptibly, watch_response
 from agent.llm.assemble import Assembler
 from agent.llm.capabilities import (
+    NOT_RETRIED,
     TOOLS_OFF_NOTICE,
     Capabilities,
     CapabilityStore,
@@ -90,6 +91,11 @@ class ChatClient:
     def close(self) -> None:
         if self._owns_client:
             self._client.close()
+
+    @property
+    def accepts_images(self) -> bool:
+        """False once the server said this model cannot take image parts; unknown counts as yes."""
+        return self.caps.images is not False
 
     @property
     def can_call_tools(self) -> bool:
@@ -167,6 +173,8 @@ class ChatClient:
                 return body, self.send(body, timeout, marker)
             except Refused as refused:
                 notice = self.remember(refused.feature)
+                if refused.feature in NOT_RETRIED:
+                    raise LLMError(NOT_RETRIED[refused.feature]) from refused
                 if notice is not None and notices is not None:
                     notices.append(notice)
         raise LLMError(f"The model server at {self.base_url} refused every form of the request.")

@@ -8,7 +8,7 @@ from agent.llm.capabilities import Capabilities
 
 
 def wire_messages(messages: list[dict[str, Any]], caps: Capabilities) -> list[dict[str, Any]]:
-    out = [dict(m) for m in messages]
+    out = [_text_images(dict(m), caps) for m in messages]
     if caps.reasoning_echo is False:
         for m in out:
             m.pop("reasoning_content", None)
@@ -28,3 +28,18 @@ def _fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m["content"] = f"{system}\n\n{m.get('content') or ''}"
             return rest
     return [{"role": "user", "content": system}, *rest]
+
+
+def _text_images(m: dict[str, Any], caps: Capabilities) -> dict[str, Any]:
+    """Images the caller did not make into parts (a summary, a review) are named in the text;
+    parts are made text again for a server known to refuse them."""
+    refs = m.pop("images", None)
+    if refs:
+        names = "\n".join(f"[image: {r.get('name') or 'image'}]" for r in refs if isinstance(r, dict))
+        m["content"] = f"{m.get('content') or ''}\n\n{names}".strip()
+    content = m.get("content")
+    if caps.images is False and isinstance(content, list):
+        m["content"] = "\n\n".join(
+            str(p.get("text") or "") if p.get("type") == "text" else "[image]" for p in content if isinstance(p, dict)
+        )
+    return m

@@ -75,3 +75,19 @@ CASES = [
         prompt_tokens=120,
     ),
 ]  # fmt: skip
+
+
+# llama-server started without a vision projector answers a request holding an image part with
+# this 500 (llama.cpp build 6139; the text as reported in
+# https://github.com/ggml-org/llama.cpp/issues/15377). Not in CASES: the client does not repeat
+# the request without the image, it ends the turn with a sentence (agent/llm/capabilities.py).
+IMAGE_REFUSAL = error(
+    500,
+    {
+        "error": {
+            "code": 500,
+            "message": "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+            "type": "server_error",
+        }
+    },
+)

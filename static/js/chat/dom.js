@@ -32,10 +32,12 @@ function csrfToken() {
 
 // fetch that resolves to the JSON body or rejects with an Error whose message a person can read
 // (the server's own "error" text when it sent one).
-export async function api(url, { method = "GET", form = null } = {}) {
+// `body`: sent as it is (a FormData holding a file goes as multipart).
+export async function api(url, { method = "GET", form = null, body = null } = {}) {
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json", "HX-Request": "true" } };
   if (method !== "GET") init.headers["X-CSRFToken"] = csrfToken();
   if (form) init.body = new URLSearchParams(form);
+  if (body) init.body = body;
   let response;
   try {
     response = await fetch(url, init);
@@ -46,10 +48,14 @@ export async function api(url, { method = "GET", form = null } = {}) {
     location.assign("/login?next=" + encodeURIComponent(location.pathname));
     throw new Error("You are logged out; opening the login page.");
   }
+  let raw = "";
+  try { raw = await response.text(); } catch (e) { raw = ""; }
   let data = null;
-  try { data = await response.json(); } catch (e) { data = null; }
+  try { data = JSON.parse(raw); } catch (e) { data = null; }
   if (!response.ok) {
-    throw new Error((data && data.error) || "The request failed (" + response.status + " " + response.statusText + ").");
+    // A refusal before any view ran (the request size limit) is one plain sentence.
+    const plain = !data && raw && raw.length < 300 && raw.trim()[0] !== "<" ? raw.trim() : "";
+    throw new Error((data && data.error) || plain || "The request failed (" + response.status + " " + response.statusText + ").");
   }
   return data || {};
 }

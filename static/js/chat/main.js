@@ -30,6 +30,8 @@ class ChatPage {
       document.getElementById("attach-input"),
       document.getElementById("attachments"),
       parseInt(root.getAttribute("data-attach-bytes") || "50000", 10),
+      root.getAttribute("data-attach-url"),
+      this.sessionId,
     );
     this.slash = makeSlashPicker(this.input, document.getElementById("slash-menu"));
     this.learning = new LearningIndicator(this.sessionId);
@@ -43,6 +45,7 @@ class ChatPage {
       input: this.input,
       setBusy: function (value) { self.setBusy(value); },
       resend: function (text) { self.send(text); },
+      restoreImages: function (images) { self.attachments.restoreImages(images); },
       decorate: this.actions.decorate,
       chatUrl: "/c/" + this.sessionId + "/",
       onSaved: function (frame) { self.saved(frame); },
@@ -104,7 +107,8 @@ class ChatPage {
 
   send(typed) {
     const text = this.attachments.compose(typed);
-    if (!text.trim() || this.busy) return;
+    const images = this.attachments.images();
+    if ((!text.trim() && !images.length) || this.busy) return;
     if (this.maxChars && text.length > this.maxChars) {
       this.turns.showError({ error: "The message is " + text.length + " characters; the limit is " + this.maxChars + "." });
       return;
@@ -113,9 +117,11 @@ class ChatPage {
       this.conn.textContent = "Not connected yet — your text is kept; send again in a moment.";
       return;
     }
-    this.turns.sending(text);
+    this.turns.sending(text, images);
     this.scroller.toBottom(); // the person's new message is in view, wherever they had scrolled
-    this.socket.send({ type: "message", text: text });
+    const frame = { type: "message", text: text };
+    if (images.length) frame.images = images.map(function (image) { return image.id; });
+    this.socket.send(frame);
     this.input.value = "";
     this.attachments.clear();
     this.slash.close();

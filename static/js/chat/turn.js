@@ -3,6 +3,7 @@
 // server's renderer sanitised (nh3).
 
 import { el, button, pretty, showAlert } from "./dom.js";
+import { thumbnail } from "./attach.js";
 
 // When a message was written (in the reader's time) and, for an answer, its tokens.
 export function clock(date) {
@@ -92,18 +93,29 @@ export class TurnView {
     return this.ui.scroller.keep(function () { return messages.appendChild(node); });
   }
 
-  addUser(text) {
+  addUser(text, images) {
     const bubble = el("div", "msg msg-user");
     bubble.setAttribute("data-source", text);
+    if (images && images.length) {
+      const list = el("ul", "msg-images");
+      list.setAttribute("aria-label", "Attached images");
+      images.forEach(function (image) {
+        const item = el("li");
+        item.appendChild(thumbnail(image));
+        list.appendChild(item);
+      });
+      bubble.appendChild(list);
+    }
     bubble.appendChild(el("div", "md plain", text));
     bubble.appendChild(metaLine(0, false));
     return this.append(bubble);
   }
 
   // The user's message is on its way: show it at once, and remember it for a retry.
-  sending(text) {
+  sending(text, images) {
     this.lastText = text;
-    this.pendingUser = this.addUser(text);
+    this.lastImages = images || [];
+    this.pendingUser = this.addUser(text, images);
     this.startWaiting();
   }
 
@@ -302,9 +314,11 @@ export class TurnView {
       return;
     }
     if (!this.turn && this.pendingUser) {
-      // Refused before the turn began: nothing was stored, so take the bubble back.
+      // Refused before the turn began: nothing was stored, so take the bubble back (and its images).
       this.pendingUser.remove();
       this.pendingUser = null;
+      if (this.lastImages && this.lastImages.length && this.ui.restoreImages) this.ui.restoreImages(this.lastImages);
+      this.lastImages = [];
     }
     if (!this.ui.input.value && this.lastText) this.ui.input.value = this.lastText; // nothing typed is lost
     // A refused frame (no "retry" key) is not followed by "ready": unlock the input here.
