@@ -29,18 +29,25 @@ from agent.tools import evidence_gate
 from agent.tools.registry import ToolContext
 from hermes_site import config as hermes_config
 from knowledge.models import Message
+from knowledge.skills.format import SkillError, parse_skill_md
+from knowledge.skills.store import SkillStore
 from knowledge.verification import conflicts, evidence
-from knowledge.verification.similarity import similarity
+from knowledge.verification.similarity import similarity, terms
 
 log = logging.getLogger(__name__)
 
 VERDICTS = ("supported", "unsupported", "unsure")
 DUPLICATE, INSTRUCTION = "Duplicate", "Instruction"
+CONFLICT_KIND = evidence_gate.CONFLICT
 # How many existing entries are shown beside each proposed one (most alike first; memory's limits
 # keep both files to a few dozen short entries, so a small one is shown whole, and a paraphrase
 # with no word in common still reaches the verifier), and how much of each message.
 NEAREST = 8
 MESSAGE_CHARS = 2000
+# Skills shown beside a memory entry, and how much of a skill (proposed or existing) is shown:
+# enough for its description and steps.
+SKILLS_NEAREST = 3
+SKILL_CHARS = 3000
 USAGE_KEYS = ("verify_prompt_tokens", "verify_completion_tokens")
 
 VERIFIER_PROMPT = (
@@ -144,6 +151,26 @@ def quoted(args: dict[str, Any], ctx: ToolContext, kind: str = "memory") -> tupl
     return tuple(out)
 
 
+def skill_texts() -> list[tuple[str, str]]:
+    """Every skill as the verifier sees it: (SKILL_FILE + name, its description and steps)."""
+    store = SkillStore(hermes_config.get())
+    out = []
+    for info in store.list():
+        try:
+            body = parse_skill_md(store.read(info.name), lenient=True).body
+        except SkillError:
+            body = ""  # a broken SKILL.md still has the description the index shows
+        out.append((SKILL_FILE + info.name, f"{info.description}\n{body}".strip()[:SKILL_CHARS]))
+    return out
+
+
+def held_share(text: str, candidate: str) -> float:
+    """How much of `text`'s terms `candidate` holds (an entry against a long skill, where Jaccard
+    would rank every skill near zero)."""
+    wanted = terms(text)
+    return len(wanted & terms(candidate)) / len(wanted) if wanted else 0.0
+
+
 def _nearest(content: str, existing: Sequence[tuple[str, str]], replaces: str) -> tuple[tuple[str, str], ...]:
     scored = [
         (similarity(content, e) + (1.0 if conflicts.same_subject(content, e) else 0.0), (w, e))
@@ -151,6 +178,9 @@ def _nearest(content: str, existing: Sequence[tuple[str, str]], replaces: str) -
         if e != replaces
     ]
     near = [pair for _, pair in sorted(scored, key=lambda s: -s[0])][:NEAREST]
+    # The skills that hold most of the entry's words: an entry may restate a procedure a skill has.
+    skills = sorted(((held_share(content, t), (w, t)) for w, t in skill_texts()), key=lambda s: -s[0])
+    near += [pair for share, pair in skills[:SKILLS_NEAREST] if share > 0]
     return tuple(([(w, replaces) for w, e in existing if e == replaces][:1]) + near)
 
 
@@ -303,6 +333,22 @@ def unread(args: dict[str, Any], ctx: ToolContext, existing: Sequence[tuple[str,
     return [p for p in proposals(args, ctx, existing) if p.key not in readings(ctx)]
 
 
+def _names_skill(ref: tuple[str, str] | None) -> bool:
+    return ref is not None and ref[0].startswith(SKILL_FILE)
+
+
+def _skill_hold(decision: evidence_gate.Decision, r: Reading, said: str) -> evidence_gate.Decision:
+    """A memory entry the verifier finds repeating or contradicting a skill: held naming the skill
+    (the inbox's Replace / Keep both settle two memory entries, not an entry and a skill)."""
+    if _names_skill(r.conflicts_with):
+        name = r.conflicts_with[0][len(SKILL_FILE) :] if r.conflicts_with else ""
+        why = f"{CONFLICT_KIND}: it says something else than the skill '{name}'{said}"
+    else:
+        name = r.duplicate_of[0][len(SKILL_FILE) :] if r.duplicate_of else ""
+        why = f"{DUPLICATE}: it restates the skill '{name}', which holds this already{said}"
+    return replace(decision, held_reason=why, advice=f"Patch '{name}' with skill_manage if something in it changed.")
+
+
 def _hold(decision: evidence_gate.Decision, p: Proposal, r: Reading) -> evidence_gate.Decision | None:
     """The hold a reading calls for, or None when it lets the entry be saved."""
     said = f": {r.reason}" if r.reason else "."
@@ -318,6 +364,8 @@ def _hold(decision: evidence_gate.Decision, p: Proposal, r: Reading) -> evidence
         return replace(
             decision, held_reason=f"{evidence_gate.UNSUPPORTED}: on a second reading, the conversation {how}{said}"
         )
+    if _names_skill(r.conflicts_with) or _names_skill(r.duplicate_of):
+        return _skill_hold(decision, r, said)
     if r.conflicts_with is not None and r.conflicts_with[1] != p.replaces:
         where, text = r.conflicts_with
         why = f"{evidence_gate.CONFLICT}: it is about the same thing as the {where} entry {text!r} "

@@ -23,30 +23,12 @@ from typing import Any
 
 from agent.tools import evidence_gate, verify_gate
 from agent.tools.registry import ToolContext
-from agent.tools.verify_gate import NEAREST, SKILL_FILE, Proposal, Reading
-from hermes_site import config as hermes_config
+from agent.tools.verify_gate import NEAREST, SKILL_CHARS, SKILL_FILE, Proposal, Reading
 from knowledge.memory.duplicates import all_entries
 from knowledge.memory.store import MemoryStore
-from knowledge.skills.format import SkillError, parse_skill_md
-from knowledge.skills.store import SkillStore
-from knowledge.verification.similarity import terms
 
 # The actions that say something was learned (the others are removals or enable: not read).
 READ_ACTIONS = ("create", "edit", "patch")
-# How much of a skill (proposed or existing) is shown: enough for its description and steps.
-SKILL_CHARS = 3000
-
-
-def _steps(store: SkillStore, name: str) -> str:
-    """An existing skill's description and steps, as the verifier sees it."""
-    info = store.find(name)
-    if info is None:
-        return ""
-    try:
-        body = parse_skill_md(store.read(name), lenient=True).body
-    except SkillError:
-        body = ""
-    return f"{info.description}\n{body}".strip()[:SKILL_CHARS]
 
 
 def _proposed_text(args: dict[str, Any]) -> str:
@@ -56,19 +38,12 @@ def _proposed_text(args: dict[str, Any]) -> str:
     return str(args.get("content") or "")[:SKILL_CHARS]
 
 
-def _covered_share(text: str, candidate: str) -> float:
-    """How much of an existing text's terms the proposal holds (a skill is long, an entry short, so
-    Jaccard would rank every entry near zero)."""
-    wanted = terms(candidate)
-    return len(wanted & terms(text)) / len(wanted) if wanted else 0.0
-
-
 Pair = tuple[str, str]  # (file, text): a memory file, or SKILL_FILE + a skill's name
 
 
 def _nearest(text: str, candidates: list[Pair], replaced: Pair | None) -> tuple[Pair, ...]:
     others = [c for c in candidates if c != replaced]
-    near = sorted(others, key=lambda c: -_covered_share(text, c[1]))[:NEAREST]
+    near = sorted(others, key=lambda c: -verify_gate.held_share(c[1], text))[:NEAREST]
     return tuple(([replaced] if replaced else []) + near)
 
 
@@ -77,8 +52,7 @@ def proposal(args: dict[str, Any], ctx: ToolContext) -> Proposal | None:
     action, name = args.get("action"), str(args.get("name") or "")
     if action not in READ_ACTIONS or not name:
         return None
-    store = SkillStore(hermes_config.get())
-    skills = [(SKILL_FILE + info.name, _steps(store, info.name)) for info in store.list()]
+    skills = verify_gate.skill_texts()
     replaced = next((c for c in skills if c[0] == SKILL_FILE + name), None) if action != "create" else None
     text = _proposed_text(args)
     fields = ("content", "old_string", "new_string", "file_path")

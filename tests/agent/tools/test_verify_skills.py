@@ -236,3 +236,24 @@ def test_a_second_skill_restating_the_entry_finds_the_first_offer(home, llm):
     assert _saved(home) and _saved(home, "pip-proxy-laptop")
     assert len(_removal_offers()) == 1
     assert [r["note"] for r in _results(llm)][0] == _results(llm)[1]["note"]
+
+
+def test_a_memory_entry_the_verifier_finds_restating_a_skill_is_held_naming_it(home, llm):
+    write_config(home, CONFIG)
+    SkillStore().create("pip-behind-proxy", SKILL, prov=Provenance(actor="user"))
+    # Shares too few words with the skill for the lexical check to refuse it.
+    entry = "Pip install works with the proxy flag"
+
+    def reads(e: dict[str, Any]) -> dict[str, Any]:
+        skill = next(i for i, t in e["existing"].items() if t.startswith("Install Python packages"))
+        return {"verdict": "supported", "duplicate_of": skill, "reason": "The skill holds this procedure."}
+
+    script_verifier(llm, reads)
+    args = {"target": "memory", "action": "add", "content": entry, "evidence": [WORKED]}
+    _review(home, llm, [{"name": "memory", "arguments": args}], kind="combined")
+    assert entry not in MemoryStore().entries("memory")
+    (item,) = PendingWrite.objects.filter(status="pending", kind="memory")
+    assert item.hold_kind == "duplicate" and "the skill 'pip-behind-proxy'" in item.reason
+    (request,) = _verify_requests(llm)
+    shown = json.loads(request["messages"][-1]["content"])
+    assert {"file": "skill", "skill": "pip-behind-proxy"}.items() <= shown["existing"][0].items()
