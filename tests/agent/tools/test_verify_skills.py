@@ -257,3 +257,12 @@ def test_a_memory_entry_the_verifier_finds_restating_a_skill_is_held_naming_it(h
     (request,) = _verify_requests(llm)
     shown = json.loads(request["messages"][-1]["content"])
     assert {"file": "skill", "skill": "pip-behind-proxy"}.items() <= shown["existing"][0].items()
+
+
+def test_a_skill_the_checks_hold_as_untested_never_reaches_the_verifier(home, llm):
+    script_verifier(llm)
+    untested = _skill()
+    untested["arguments"]["evidence"] = [ASKED]
+    _review(home, llm, [untested])
+    assert not _saved(home) and _held("pip-behind-proxy").hold_kind == "untested"
+    assert not _verify_requests(llm)
