@@ -1,4 +1,4 @@
-"""The second reading of learned memory writes (docs/EVIDENCE.md, The verifier).
+"""The second reading of learned writes: the call, and what it holds for memory (docs/EVIDENCE.md, The verifier).
 
 With `learning.verify: model` (and the evidence rule on), a review or flush write that passed the
 deterministic checks is read once more by the review model, without tools: it gets each proposed
@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 
 VERDICTS = ("supported", "unsupported", "unsure")
 DUPLICATE, INSTRUCTION = "Duplicate", "Instruction"
-CONFLICT_KIND = evidence_gate.CONFLICT
 # How many existing entries are shown beside each proposed one (most alike first; memory's limits
 # keep both files to a few dozen short entries, so a small one is shown whole, and a paraphrase
 # with no word in common still reaches the verifier), and how much of each message.
@@ -342,7 +341,7 @@ def _skill_hold(decision: evidence_gate.Decision, r: Reading, said: str) -> evid
     (the inbox's Replace / Keep both settle two memory entries, not an entry and a skill)."""
     if _names_skill(r.conflicts_with):
         name = r.conflicts_with[0][len(SKILL_FILE) :] if r.conflicts_with else ""
-        why = f"{CONFLICT_KIND}: it says something else than the skill '{name}'{said}"
+        why = f"{evidence_gate.CONFLICT}: it says something else than the skill '{name}'{said}"
     else:
         name = r.duplicate_of[0][len(SKILL_FILE) :] if r.duplicate_of else ""
         why = f"{DUPLICATE}: it restates the skill '{name}', which holds this already{said}"
