@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from agent.llm import LLMError
 from agent.loop import AgentLoop, ModelClient, TurnError
-from agent.tools import verify_gate
+from agent.tools import verify_batch
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site.config import Config
 from knowledge import versions
@@ -101,7 +101,7 @@ def flush_memory(agent: AgentSession) -> bool:
         registry=agent.registry.subset(["memory"]),
         ctx=ctx,
         max_iterations=1,
-        before_tools=partial(verify_gate.prepare, ctx=ctx),
+        before_tools=partial(verify_batch.prepare, ctx=ctx),
     )
     for event in loop.run(scratch):
         if isinstance(event, TurnError):

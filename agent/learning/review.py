@@ -27,7 +27,7 @@ from agent import jobs
 from agent.learning import notify
 from agent.llm import client_from_config
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
-from agent.tools import verify_gate
+from agent.tools import verify_batch
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
@@ -307,7 +307,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
             registry=job.registry.subset(review_tools(kind)),
             ctx=ctx,
             max_iterations=config.review.max_iterations,
-            before_tools=partial(verify_gate.prepare, ctx=ctx),
+            before_tools=partial(verify_batch.prepare, ctx=ctx),
         )
         handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
         request = review_request(kind, config, handed, evidence_rule=job.evidence_rule)

@@ -5,8 +5,12 @@ hold procedures, and nothing is known twice across the two.
   words the skill's steps already hold) is refused naming the skill.
 - A review or flush that saves a procedure (numbered steps, "first … then …") as memory is told it
   belongs in a skill.
+- The other way round, a new skill that restates a memory entry (the same procedure saved as memory
+  earlier) is saved, since a procedure belongs in a skill, and the memory entry is offered for
+  removal in the inbox (`offer_removal`): the person decides, and nothing they had goes unasked.
 
-Both are lexical (knowledge/verification/similarity.py terms), so they need no model call.
+All are lexical (knowledge/verification/similarity.py terms), so they need no model call; with the
+verifier on, its duplicate-of answer for a skill leads to the same offer (agent/tools/verify_skills.py).
 """
 
 from __future__ import annotations
@@ -15,7 +19,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent.tools.evidence_gate import REMOVAL
+from agent.tools.registry import ToolContext
 from hermes_site import config as hermes_config
+from knowledge.models import PendingWrite
+from knowledge.skills.format import SkillError, parse_skill_md
 from knowledge.skills.store import SkillStore
 from knowledge.verification.similarity import identifiers, near_duplicate, said_words, terms
 
@@ -47,14 +55,50 @@ def _covered(entry: str, text: str) -> bool:
     return len(wanted & terms(text)) / len(wanted) >= STEPS_COVERED
 
 
+def restates(entry: str, description: str, steps: str) -> bool:
+    """Whether a memory entry and a skill (its description and steps) say the same thing."""
+    if description and near_duplicate(entry, description):
+        return True
+    return is_procedure(entry) and _covered(entry, f"{description}\n{steps}")
+
+
 def restated_skill(entry: str) -> str | None:
     """The name of the skill `entry` restates, if any."""
     for info in SkillStore(hermes_config.get()).list():
-        if info.description and near_duplicate(entry, info.description):
-            return info.name
-        if is_procedure(entry) and _covered(entry, f"{info.description}\n{_body(info.path)}"):
+        if restates(entry, info.description, _body(info.path)):
             return info.name
     return None
+
+
+def restated_entry(skill_md: str, existing: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """The memory entry, as (file, text), that a new skill's SKILL.md restates, if any."""
+    try:
+        parsed = parse_skill_md(skill_md, lenient=True)
+    except SkillError:
+        return None  # the store's own validation reports the format problem
+    return next(((w, e) for w, e in existing if restates(e, parsed.description, parsed.body)), None)
+
+
+def offer_removal(where: str, entry: str, skill: str, ctx: ToolContext) -> PendingWrite:
+    """Hold, for the person's approval, the removal of the memory entry a new skill now holds
+    (one item per entry: a second skill restating it finds the first offer)."""
+    args = {"target": where, "action": "remove", "old_text": entry}
+    waiting = PendingWrite.objects.filter(kind="memory", status="pending", reason__startswith=REMOVAL)
+    found = next((p for p in waiting if p.arguments == args), None)
+    if found is not None:
+        return found
+    return PendingWrite.objects.create(
+        kind="memory",
+        tool_name="memory",
+        arguments=args,
+        session_id=ctx.session_id,
+        review_id=ctx.review_id,
+        unsupported=True,
+        reason=(
+            f"{REMOVAL}: the new skill '{skill}' holds this procedure now, so it is known twice. Approve to "
+            "remove the entry from memory (the skill keeps it), or reject to keep both."
+        ),
+    )
 
 
 def refusal(operations: Sequence[Mapping[str, Any]], actor: str) -> str | None:

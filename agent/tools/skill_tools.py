@@ -11,10 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.tools import evidence_gate
+from agent.tools import evidence_gate, memory_skills, verify_skills
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
+from knowledge.memory.duplicates import all_entries
+from knowledge.memory.store import MemoryStore
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
 from knowledge.skills.duplicates import skill_duplicate
@@ -196,6 +198,34 @@ EVIDENCED = ("create", "patch", "edit")
 REMOVALS = ("delete", "disable", "remove_file")
 
 
+Restated = tuple[str, str] | None  # a memory entry (file, text) a skill restates
+
+
+def _checked(args: dict[str, Any], ctx: ToolContext, action: str) -> tuple[evidence_gate.Decision, Restated]:
+    """The evidence rule's and the verifier's decision on a learned write, and the memory entry
+    (file, text) a new or rewritten skill restates (by the verifier's duplicate-of, or lexically)."""
+    decision = evidence_gate.decide(args, ctx, "skill")
+    if action not in EVIDENCED:
+        return decision, None
+    decision, restated = verify_skills.second_reading(args, ctx, decision)
+    if restated is None and action in ("create", "edit") and not decision.held_reason:
+        restated = memory_skills.restated_entry(str(args.get("content") or ""), all_entries(MemoryStore()))
+    return decision, restated
+
+
+def _offer_removal(result: ToolResult, restated: Restated, name: str, ctx: ToolContext) -> ToolResult:
+    """A saved skill that restates a memory entry: the entry is offered for removal in the inbox
+    (the model does not remove it itself: what the person had goes only with their approval)."""
+    if not result.ok or restated is None or ctx.actor == "user":
+        return result
+    pending = memory_skills.offer_removal(*restated, name, ctx)
+    note = (
+        f"It restates the {restated[0]} entry {restated[1]!r}; removing that entry from memory waits for the "
+        f"person's approval in their inbox (#{pending.pk}). Do not remove it yourself."
+    )
+    return ToolResult.success(**result.data, note=note)
+
+
 def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     store = _store()
     try:
@@ -206,7 +236,7 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         duplicate = skill_duplicate(store, name, _text(args, "content"))
         if duplicate:
             return ToolResult.failure(duplicate)
-    decision = evidence_gate.decide(args, ctx, "skill")
+    decision, restated = _checked(args, ctx, action)
     if action in EVIDENCED and decision.held_reason:
         return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
     if action in REMOVALS:
@@ -215,7 +245,7 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if decision.held_reason:
             return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
     if not ctx.stage_writes.get("skills"):
-        return run_action(args, decision.prov, store)
+        return _offer_removal(run_action(args, decision.prov, store), restated, name, ctx)
     PendingWrite.objects.create(
         kind="skill",
         tool_name="skill_manage",
