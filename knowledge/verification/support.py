@@ -89,7 +89,13 @@ def _negated(text: str) -> bool:
 
 def _polarity_differs(entry: str, sentences: Sequence[str]) -> bool:
     """Whether a part of the entry and the clause that says the same thing disagree on negation
-    ("deploys on Fridays" from "I'd never deploy on Fridays")."""
+    ("deploys on Fridays" from "I'd never deploy on Fridays"). An entry that restates a sentence
+    word for word (its content words, negations included) says what it says: the parts of the
+    entry are split more finely than clauses, and a negation early in a sentence would otherwise
+    seem to reverse a later part of the same words."""
+    said = set(lexicon.content_terms(entry, framing=False))
+    if said and any(set(lexicon.content_terms(s, framing=False)) == said for s in sentences):
+        return False
     clauses = [c for s in sentences for c in _pieces(s, _CLAUSE_END)] or list(sentences)
     for part in _ENTRY_CLAUSE.split(entry):
         terms = {t for t in lexicon.content_terms(part, framing=False) if not lexicon.NEGATION.fullmatch(t)}

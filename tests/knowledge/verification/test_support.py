@@ -23,6 +23,12 @@ def _one(entry: str, quote: str, message: str | None = None) -> str:
         ("Runs Postgres 16 on db2", "our db2 box runs Postgres 16", "Our db2 box runs Postgres 16."),
         ("用户对花生过敏", "我对花生过敏", "我对花生过敏，所以别推荐花生酱。"),
         ("用中文回答，代码注释用英文", "以后请用中文回答我，代码注释可以用英文", None),
+        # Word for word, a negation early in the sentence and a later part joined by "and".
+        (
+            "Never pushes to main and opens a pull request for every change",
+            "I never push to main and open a pull request for every change",
+            "I never push to main and open a pull request for every change.",
+        ),
     ],
 )
 def test_quotes_that_say_what_the_entry_says_support_it(entry, quote, message):
@@ -49,6 +55,7 @@ def test_a_true_quote_that_says_something_else_is_not_support(entry, quote, mess
     [
         ("Uses light mode", "use light mode", "I would never use light mode at night.", "negated"),
         ("Avoids Windows", "I develop on Windows daily", "I develop on Windows daily.", "negated"),
+        ("Uses Emacs at work", "I do not use Vim and Emacs at work", "I do not use Vim and Emacs at work.", "negated"),
         ("Owns a Tesla", "I'd buy a Tesla", "If I won the lottery I'd buy a Tesla.", "hypothetical"),
         ("Is switching to Arch", "switch to Arch Linux", "Maybe I'll switch to Arch Linux one day.", "hypothetical"),
         ("Learns Haskell", "I pick up Haskell", "Would it be worth it if I pick up Haskell?", "question"),
