@@ -1,5 +1,5 @@
 """Learning in the conversation: 👍/👎 on answers, the 💾 learned line's Undo, the per-session
-prompt page, and merging duplicate memory entries."""
+prompt page."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from hermes_site import config as hermes_config
 from knowledge import prompt_blocks, undo, versions
-from knowledge.memory.ops import TARGETS
-from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, Message
 from knowledge.provenance import Provenance
 from knowledge.skills import outcomes
@@ -68,24 +66,3 @@ def prompt_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "knowledge/prompt.html",
         {"nav": "chat", "session": session, "blocks": blocks, "total": len(session.system_prompt)},
     )
-
-
-@require_POST
-def memory_merge(request: HttpRequest) -> HttpResponse:
-    """Merge two near-duplicate entries: the kept one takes the merged text, the other goes."""
-    keep_target, drop_target = request.POST.get("keep_target", ""), request.POST.get("drop_target", "")
-    keep, drop, text = request.POST.get("keep", ""), request.POST.get("drop", ""), request.POST.get("content", "")
-    if keep_target not in TARGETS or drop_target not in TARGETS or not keep or not drop:
-        messages.error(request, "Nothing merged: the entries to merge were not given.")
-        return redirect("memory")
-    store = MemoryStore()
-    removed = store.apply(drop_target, [{"action": "remove", "old_text": drop}], USER)
-    if not removed.get("success"):
-        messages.error(request, f"Nothing merged: {removed.get('error')}")
-        return redirect("memory")
-    updated = store.apply(keep_target, [{"action": "replace", "old_text": keep, "content": text or keep}], USER)
-    if updated.get("success"):
-        messages.success(request, "Merged the two entries into one.")
-    else:
-        messages.error(request, f"The duplicate was removed but the kept entry was not updated: {updated.get('error')}")
-    return redirect("memory")

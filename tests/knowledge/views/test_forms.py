@@ -13,7 +13,8 @@ from hermes_site import config as hermes_config
 from knowledge.memory.store import MemoryStore
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
-from knowledge.views.forms import ELSEWHERE, PAGE, MemoryEntryForm, SettingsForm
+from knowledge.views.forms import ELSEWHERE, PAGE, SettingsForm
+from knowledge.views.memory_forms import MemoryEntryForm
 from tests.conftest import write_config
 from tests.knowledge.views.test_memory import HX, mem, write_raw
 from tests.knowledge.views.test_settings import form as settings_form
