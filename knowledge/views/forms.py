@@ -328,6 +328,43 @@ class SkillEditForm(_SkillForm):
         return self._write(self.store.edit, self.skill.name, self.cleaned_data["content"], prov=USER)
 
 
+_PICK_SKILLS = "Pick one or more skills and an action."
+
+
+class _AnyNames(forms.MultipleChoiceField):
+    def valid_value(self, value: str) -> bool:
+        return bool(value)
+
+
+class SkillBulkForm(forms.Form):
+    """Enable, disable or delete the ticked skills, each through the store."""
+
+    action = forms.ChoiceField(
+        choices=[("enable", "Enable"), ("disable", "Disable"), ("delete", "Delete")],
+        error_messages={"required": _PICK_SKILLS, "invalid_choice": _PICK_SKILLS},
+    )
+    # Not checked against the skills on disk: a name deleted meanwhile is the store's refusal of
+    # that one skill ("not found"), and the other ticked skills are still done.
+    names = _AnyNames(error_messages={"required": _PICK_SKILLS})
+
+    def __init__(self, data: Any = None, *, store: SkillStore, **kwargs: Any) -> None:
+        super().__init__(data, **kwargs)
+        self.store = store
+
+    def save(self) -> tuple[list[str], list[str]]:
+        """(the names done, a sentence per skill the store refused)."""
+        action = self.cleaned_data["action"]
+        done: list[str] = []
+        refused: list[str] = []
+        for name in self.cleaned_data["names"]:
+            try:
+                getattr(self.store, action)(name, prov=USER)
+                done.append(name)
+            except SkillError as exc:
+                refused.append(f"{name}: {exc}")
+        return done, refused
+
+
 def errors_text(form: forms.Form) -> str:
     """Every error of a form as one line (for a JSON answer or a panel's message)."""
     said = (str(message) for messages in form.errors.values() for message in messages)

@@ -3,6 +3,7 @@ prompt page."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,29 +15,58 @@ from knowledge.models import ChatSession, KnowledgeChange, Message
 from knowledge.provenance import Provenance
 from knowledge.skills import outcomes
 from knowledge.views.changes import UNDO_ERRORS
+from knowledge.views.forms import errors_text
 
 USER = Provenance(actor="user")
+NOTE_CHARS = 2000  # what AnswerFeedback keeps of a note
+_WHICH = "Which answer was not said (message_id is not an answer's number)."
+
+
+class FeedbackForm(forms.Form):
+    """👍/👎 on one answer (`message_id`), or on the session's latest answer (`latest=1`, for an
+    answer streamed into the page before its id was known)."""
+
+    message_id = forms.IntegerField(
+        required=False,
+        min_value=1,
+        error_messages={"invalid": _WHICH, "min_value": _WHICH},
+    )
+    latest = forms.BooleanField(required=False)
+    verdict = forms.ChoiceField(
+        choices=[("good", "👍"), ("bad", "👎")],
+        error_messages={
+            "required": "The verdict must be 'good' (👍) or 'bad' (👎); none was given.",
+            "invalid_choice": "The verdict must be 'good' (👍) or 'bad' (👎), not %(value)s.",
+        },
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=NOTE_CHARS,
+        error_messages={"max_length": f"A note is at most {NOTE_CHARS:,} characters; shorten it to save the verdict."},
+    )
+
+    def answer(self, session_id: str) -> Message | None:
+        """The answer the verdict is about, in this chat; None when there is no such answer."""
+        answers = Message.objects.filter(session_id=session_id, role="assistant").exclude(content="")
+        if self.cleaned_data.get("message_id"):
+            return answers.filter(pk=self.cleaned_data["message_id"]).first()
+        if self.cleaned_data.get("latest"):
+            # The latest of the version shown.
+            return answers.exclude(id__in=versions.off_path_of(session_id)).order_by("-id").first()
+        return None
 
 
 @require_POST
 def feedback(request: HttpRequest, session_id: str) -> JsonResponse:
-    """👍/👎 on one answer (`message_id`), or on the session's latest answer (`latest=1`, for an
-    answer streamed into the page before its id was known)."""
-    answers = Message.objects.filter(session_id=session_id, role="assistant").exclude(content="")
-    raw_id = request.POST.get("message_id", "")
-    if raw_id.isdigit():
-        message = answers.filter(pk=int(raw_id)).first()
-    elif request.POST.get("latest"):
-        # The latest of the version shown.
-        message = answers.exclude(id__in=versions.off_path_of(session_id)).order_by("-id").first()
-    else:
-        message = None
+    form = FeedbackForm(request.POST)
+    if not form.is_valid():
+        errors = {name: list(errors) for name, errors in form.errors.items()}
+        return JsonResponse({"ok": False, "error": errors_text(form), "errors": errors}, status=400)
+    message = form.answer(session_id)
     if message is None:
         return JsonResponse({"ok": False, "error": "That answer was not found in this chat."}, status=404)
-    verdict = request.POST.get("verdict", "")
-    if verdict not in ("good", "bad"):
-        return JsonResponse({"ok": False, "error": "verdict must be 'good' or 'bad'."}, status=400)
-    outcomes.give_verdict(message, verdict, request.POST.get("note", "").strip())
+    verdict = form.cleaned_data["verdict"]
+    outcomes.give_verdict(message, verdict, form.cleaned_data["note"].strip())
     return JsonResponse({"ok": True, "message_id": message.pk, "verdict": verdict})
 
 
