@@ -105,7 +105,7 @@ class PendingPreview:
     @property
     def edit_value(self) -> str:
         if self.form is not None and self.form.is_bound:
-            return str(self.form[self.form.text_field].value() or "")
+            return str(self.form[self.form.text_field].value() or "").replace("\r\n", "\n")  # as the files hold it
         args = self.item.arguments if isinstance(self.item.arguments, dict) else {}
         if self.edit_key:
             return str(args.get(self.edit_key, ""))
