@@ -64,7 +64,7 @@ def direct_reads(source: str) -> list[str]:
             )
             or (isinstance(node, ast.Attribute) and node.attr == "body" and _named(node.value, "request"))
         )
-        if hit:
+        if hit and isinstance(node, ast.expr):
             found[node.lineno] = f"{node.lineno}: {lines[node.lineno - 1].strip()}"
     return [found[line] for line in sorted(found)]
 

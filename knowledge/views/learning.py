@@ -60,8 +60,9 @@ class FeedbackForm(forms.Form):
 def feedback(request: HttpRequest, session_id: str) -> JsonResponse:
     form = FeedbackForm(request.POST)
     if not form.is_valid():
-        errors = {name: list(errors) for name, errors in form.errors.items()}
-        return JsonResponse({"ok": False, "error": errors_text(form), "errors": errors}, status=400)
+        # As the chat's other JSON endpoints answer (agent/chat/actions.py): one line, and per field.
+        fields = {name: list(errors) for name, errors in form.errors.items()}
+        return JsonResponse({"ok": False, "error": errors_text(form), "fields": fields}, status=400)
     message = form.answer(session_id)
     if message is None:
         return JsonResponse({"ok": False, "error": "That answer was not found in this chat."}, status=404)
