@@ -13,7 +13,7 @@ from typing import Any
 from django import forms
 
 from knowledge.memory.ops import TARGETS, OpError, Overflow
-from knowledge.memory.store import MemoryStore, Result
+from knowledge.memory.store import MemoryStore, Result, WriteRefused
 from knowledge.provenance import Provenance
 
 USER = Provenance(actor="user")
@@ -166,14 +166,24 @@ class MemoryMergeForm(forms.Form):
     def save(self) -> bool:
         """Remove the duplicate, then give the kept entry the merged text; False (and the error) if refused."""
         data = self.cleaned_data
-        removed = self.store.apply(data["drop_target"], [{"action": "remove", "old_text": data["drop"]}], USER)
-        if not removed.get("success"):
-            self.add_error(None, f"Nothing merged: {removed.get('error')}")
+        try:
+            self.store.write(data["drop_target"], [{"action": "remove", "old_text": data["drop"]}], USER)
+        except WriteRefused as refused:
+            self.add_error(None, "Nothing merged: " + self._refusal(data["drop_target"], refused))
             return False
-        updated = self.store.apply(data["keep_target"], self._replacement(), USER)
-        if not updated.get("success"):
-            self.add_error(
-                "content", f"The duplicate was removed but the kept entry was not updated: {updated.get('error')}"
-            )
+        try:
+            self.store.write(data["keep_target"], self._replacement(), USER)
+        except WriteRefused as refused:
+            why = self._refusal(data["keep_target"], refused)
+            self.add_error("content", f"The duplicate was removed but the kept entry was not updated: {why}")
             return False
         return True
+
+    def _refusal(self, target: str, refused: WriteRefused) -> str:
+        if refused.kind == "drift":  # the store's words tell the model to re-read; a person sees the file
+            return (
+                f"{self.store.spec(target).filename} was changed outside the dashboard (by hand or by another "
+                "agent) since it was last read; a backup was kept. The page shows the file as it is now: press "
+                "Merge again if you still mean it."
+            )
+        return str(refused.result.get("error", ""))

@@ -122,3 +122,14 @@ def test_a_good_merge_keeps_one_entry_with_the_merged_text(auth_client, home: Pa
     assert resp.status_code == 302
     assert MemoryStore().entries("memory") == [KEEP + "\n(never docker run)"]
     assert MemoryStore().entries("user") == []
+
+
+def test_a_merge_of_files_changed_by_hand_says_so_in_a_persons_words_then_merges(auth_client, home: Path) -> None:
+    MemoryStore().add("memory", KEEP, USER)
+    MemoryStore().add("user", "Uses vim", USER)
+    write_raw(home, "USER.md", [DROP])  # by hand, after the store's write: its drift guard refuses once
+    html = _merge(auth_client, KEEP + " (merged)").content.decode()
+    assert "USER.md was changed outside the dashboard (by hand or by another agent)" in html
+    assert "current_entries" not in html and f">{KEEP} (merged)</textarea>" in html
+    assert _merge(auth_client, KEEP + " (merged)").status_code == 302
+    assert MemoryStore().entries("memory") == [KEEP + " (merged)"] and MemoryStore().entries("user") == []
