@@ -27,6 +27,7 @@ from urllib.parse import urlencode, urlsplit
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model, login, logout
 from django.contrib.sessions.models import Session
@@ -173,10 +174,20 @@ def _throttled(request: HttpRequest, wait: int) -> HttpResponse:
     return resp
 
 
+class LoginForm(forms.Form):
+    """The token, pasted (POST) or in the printed link (GET), and where to go next. Any text is a
+    well-formed token; whether it is the right one is the view's constant-time comparison."""
+
+    token = forms.CharField(required=False, strip=True)
+    next = forms.CharField(required=False)
+
+
 @require_http_methods(["GET", "POST"])
 def login_view(request: HttpRequest) -> HttpResponse:
-    token = request.POST.get("token") if request.method == "POST" else request.GET.get("token")
-    nxt = safe_next(request.GET.get("next") or request.POST.get("next"))
+    form = LoginForm(request.POST if request.method == "POST" else request.GET)
+    form.is_valid()  # nothing to refuse: two optional texts
+    token = form.cleaned_data.get("token", "")
+    nxt = safe_next(request.GET.get("next") or form.cleaned_data.get("next"))
     error = ""
     if token and (why := _foreign(request)):
         log.warning("Login attempt from %s refused: it came from another site (%s)", _client(request), why)
@@ -184,7 +195,7 @@ def login_view(request: HttpRequest) -> HttpResponse:
         return render(request, "login.html", {"error": error, "next": nxt}, status=403)
     if token:
         # Compared first, in constant time: the right token logs in however many tries failed.
-        if hmac.compare_digest(token.strip().encode(), login_token().encode()):
+        if hmac.compare_digest(token.encode(), login_token().encode()):
             login(request, _owner(), backend="django.contrib.auth.backends.ModelBackend")
             return HttpResponseRedirect(nxt)
         if wait := THROTTLE.wait(_client(request)):

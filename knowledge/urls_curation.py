@@ -2,11 +2,11 @@
 
 from django.urls import path
 
-from knowledge.views import changes, conflicts, learning, memory, reviews, skills
+from knowledge.views import changes, learning, memory, reviews, skills
 
 urlpatterns = [
     path("memory/", memory.memory_page, name="memory"),
-    path("memory/merge/", learning.memory_merge, name="memory_merge"),
+    path("memory/merge/", memory.memory_merge, name="memory_merge"),
     path("c/<str:session_id>/feedback/", learning.feedback, name="answer_feedback"),
     path("c/<str:session_id>/prompt/", learning.prompt_page, name="session_prompt"),
     path("learned/<int:pk>/undo/", learning.learned_undo, name="learned_undo"),
@@ -31,5 +31,5 @@ urlpatterns = [
     path("pending/decide/", reviews.pending_bulk, name="pending_bulk"),
     path("pending/<int:pk>/approve/", reviews.pending_approve, name="pending_approve"),
     path("pending/<int:pk>/reject/", reviews.pending_reject, name="pending_reject"),
-    path("pending/<int:pk>/conflict/", conflicts.decide_conflict, name="pending_conflict"),
+    path("pending/<int:pk>/conflict/", reviews.decide_conflict, name="pending_conflict"),
 ]

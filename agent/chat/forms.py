@@ -1,10 +1,13 @@
-"""The chat pages' forms: first-run model setup, rename, the version shown, the chat's model.
+"""The chat pages' forms: first-run model setup, rename, new chat, delete, the version shown, the
+chat's model.
 
 Bad input comes back as the field's error in plain words: the setup panel and the rename form are
 re-rendered with what was typed; version and model choice answer JSON with `error` (shown by the page).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -41,6 +44,15 @@ class SetupForm(ConfigForm):
 
 class RenameForm(forms.Form):
     title = forms.CharField(required=False, strip=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # `in=list`: the chat list's row form posted it, not the header's ("in" is a Python keyword).
+        self.fields["in"] = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    @property
+    def in_list(self) -> bool:
+        return self["in"].value() == "list"
 
     def clean_title(self) -> str:
         title = " ".join(str(self.cleaned_data["title"]).split())
@@ -88,3 +100,25 @@ class ModelChoiceForm(forms.Form):
     def save(self, session: ChatSession) -> str:
         ChatSession.objects.filter(pk=session.pk).update(model=self.cleaned_data["model"])
         return str(self.cleaned_data["model"])
+
+
+class NewChatForm(forms.Form):
+    """New chat, from the chat shown (`from`): an empty one is reused, another one is ended."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = forms.CharField(required=False, widget=forms.HiddenInput)  # a Python keyword
+
+    def previous(self) -> ChatSession | None:
+        return ChatSession.objects.filter(pk=self.cleaned_data.get("from", "")).first()
+
+
+class DeleteChatForm(forms.Form):
+    """Delete a chat; `current` is the chat the page shows, which stays unless it is the one deleted."""
+
+    current = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def leaves_page(self, deleted: str) -> bool:
+        """Whether the page showed the deleted chat (no `current` at all: a page of that chat's own;
+        an empty one: a page showing no chat, which stays)."""
+        return "current" not in self.data or self.cleaned_data.get("current") == deleted

@@ -12,7 +12,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from agent.chat import connection, list_views, presenter, session_end
 from agent.chat import service as chat_service
-from agent.chat.forms import RenameForm, SetupForm
+from agent.chat.forms import DeleteChatForm, NewChatForm, RenameForm, SetupForm
 from agent.learning import review
 from hermes_site import config as hermes_config
 from knowledge import capabilities, versions
@@ -118,7 +118,8 @@ def chat(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_POST
 def new_chat(request: HttpRequest) -> HttpResponse:
-    previous = ChatSession.objects.filter(pk=request.POST.get("from", "")).first()
+    form = NewChatForm(request.POST)
+    previous = form.previous() if form.is_valid() else None
     if previous is not None and previous.message_count == 0:
         return redirect("chat", session_id=previous.pk)  # already a fresh chat: reuse it
     if previous is not None and previous.ended_at is None:
@@ -136,7 +137,7 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     session = get_object_or_404(ChatSession, pk=session_id)
     if request.method == "POST":
         form = RenameForm(request.POST)
-        in_list = request.POST.get("in") == "list"  # the chat list's row form, not the header's
+        in_list = form.in_list  # the chat list's row form, not the header's
         if not form.is_valid():
             if request.htmx:  # the form again, with what was typed and why it was refused
                 template = "chat/_list_rename.html" if in_list else "chat/_rename_form.html"
@@ -166,7 +167,8 @@ def delete(request: HttpRequest, session_id: str) -> HttpResponse:
     deleted = session.pk
     chat_service.forget(deleted)
     session.delete()
-    if request.htmx and request.POST.get("current", deleted) != deleted:
+    form = DeleteChatForm(request.POST)
+    if request.htmx and form.is_valid() and not form.leaves_page(deleted):
         response = HttpResponse(status=204)  # another chat, deleted from the list: the page stays
         response["HX-Trigger"] = "sessions-changed"
         return response

@@ -202,6 +202,12 @@ class MemoryStore:
         ops = parse_operations([{"action": action, "content": text}], index=index, expected=expected)
         return apply_ops(self.spec(target), self.entries(target), ops, self.limit(target))
 
+    def check(self, target: str, operations: Sequence[Any]) -> Outcome:
+        """What `write` would do to the file as it is now, without writing: the same checks
+        (arguments, threat scan, the entry to change, limit), raised as OpError."""
+        ops = parse_operations(operations, limit=self.limit(target))
+        return apply_ops(self.spec(target), self.entries(target), ops, self.limit(target))
+
     def delete_entry(self, target: str, index: int, prov: Provenance, expected: str | None = None) -> Result:
         parsed = [Op(action="remove", index=index, expected=expected)]
         try:

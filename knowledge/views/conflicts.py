@@ -1,7 +1,9 @@
 """Conflict items in the inbox: a held memory write that contradicts an entry already saved, settled
 by the person with Replace (the new entry takes the old one's place, logged "supersede"), Keep both
 (the new entry is added beside it) or Reject (nothing is written). Replace and Keep both are each
-one change in the change log, undone from its page like any other.
+one change in the change log, undone from its page like any other. The decision's form is in
+knowledge/views/inbox_forms.py and its view (`decide_conflict`) in knowledge/views/reviews.py,
+beside the inbox it re-renders when the decision is refused.
 """
 
 from __future__ import annotations
@@ -10,30 +12,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
-from django.views.decorators.http import require_POST
 
 from knowledge.memory.ops import TARGETS
 from knowledge.memory.store import MemoryStore
 from knowledge.models import KnowledgeChange, PendingWrite
 from knowledge.provenance import Provenance
-
-DECISIONS = [("replace", "Replace"), ("keep", "Keep both"), ("reject", "Reject")]
-
-
-class ConflictDecisionForm(forms.Form):
-    decision = forms.ChoiceField(
-        choices=DECISIONS,
-        error_messages={
-            "required": "Pick Replace, Keep both or Reject.",
-            "invalid_choice": "Pick Replace, Keep both or Reject.",
-        },
-    )
 
 
 @dataclass(frozen=True)
@@ -106,24 +93,16 @@ def _done(request: HttpRequest, item: PendingWrite, what: str, target: str) -> N
     )
 
 
-@require_POST
-def decide_conflict(request: HttpRequest, pk: int) -> HttpResponse:
-    item = get_object_or_404(PendingWrite, pk=pk)
-    form = ConflictDecisionForm(request.POST)
-    conflict = conflict_view(item)
-    if not form.is_valid() or conflict is None or item.status != "pending":
-        why = " ".join(form.errors.get("decision", [])) if not form.is_valid() else ""
-        messages.error(request, why or f"#{item.pk} is not a conflict waiting for a decision; nothing was done.")
-        return redirect("pending")
-    decision = form.cleaned_data["decision"]
+def settle(request: HttpRequest, item: PendingWrite, conflict: ConflictView, decision: str) -> None:
+    """Carry out the person's decision on a waiting conflict item, and say what it did."""
     if decision == "reject":
         if item.reject():
             messages.info(request, f"Rejected #{item.pk}: the new entry was dropped, the old one stays.")
-        return redirect("pending")
+        return
     if decision == "replace" and conflict.old_still_there:
         if _replace(item, conflict):
             _done(request, item, f"“{conflict.old_text}” is superseded by “{conflict.new_text}”", conflict.old_target)
-        return redirect("pending")
+        return
     # Keep both (or Replace when the old entry is already gone): the held add, as it was written.
     if item.approve():
         where = "beside" if conflict.old_still_there else "(the old entry was already gone:"
@@ -131,4 +110,3 @@ def decide_conflict(request: HttpRequest, pk: int) -> HttpResponse:
             "" if conflict.old_still_there else ")"
         )
         _done(request, item, what, conflict.new_target)
-    return redirect("pending")

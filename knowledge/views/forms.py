@@ -1,7 +1,8 @@
-"""The curation pages' forms: settings, a memory entry, a skill (new and edited).
+"""The curation pages' forms: settings and a skill (new and edited); the memory page's are in
+knowledge/views/memory_forms.py, the inbox's in knowledge/views/inbox_forms.py.
 
 Each form's `clean()` runs the store's own checks before anything is written (the config schema's,
-the memory store's, the skill format's), so a refusal lands on the field it is about, in words for
+the skill format's), so a refusal lands on the field it is about, in words for
 a person; `save()` then writes through the store and reports a refusal that came in between (another
 writer) the same way. Bad input re-renders the form with what the person typed.
 """
@@ -18,8 +19,6 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from hermes_site import config as hermes_config
-from knowledge.memory.ops import OpError, Overflow
-from knowledge.memory.store import MemoryStore, Result
 from knowledge.provenance import Provenance
 from knowledge.skills.format import SkillError, check_category, check_name, validate_skill_md
 from knowledge.skills.store import SkillInfo, SkillStore
@@ -256,74 +255,6 @@ class SettingsForm(ConfigForm):
         return [(title, [self.row(key) for key, _, _ in rows]) for title, rows in PAGE]
 
 
-# --- memory -----------------------------------------------------------------------------------
-
-
-def over_limit_message(label: str, overflow: Overflow) -> str:
-    """The store's figures for a person (its own text tells the model to consolidate and retry)."""
-    after, limit, rest = overflow.after, overflow.limit, overflow.after - overflow.added
-    return (
-        f"Too long to save: {label} holds at most {limit:,} characters, and this would make it {after:,} "
-        f"({after - limit:,} over). Shorten this entry, or edit or delete other entries first. Nothing was saved. "
-        f"This entry is {overflow.added:,} characters; the rest of {label.lower()} uses {rest:,}."
-    )
-
-
-class MemoryEntryForm(forms.Form):
-    """A new entry (no `index`) or the edit of entry `index`, checked by the store before it is written."""
-
-    content = forms.CharField(required=False, strip=False, widget=forms.Textarea)
-    expected = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
-
-    def __init__(
-        self, data: Any = None, *, store: MemoryStore, target: str, index: int | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(data, **kwargs)
-        self.store, self.target, self.index = store, target, index
-
-    def clean_content(self) -> str:
-        # Browsers submit textarea line breaks as CRLF; the files (and `expected`) use LF.
-        return str(self.cleaned_data["content"]).replace("\r\n", "\n")
-
-    def clean_expected(self) -> str | None:
-        """The entry text the page showed, so the store refuses an edit of a since-changed entry."""
-        if "expected" not in self.data:
-            return None
-        return str(self.cleaned_data["expected"]).replace("\r\n", "\n")
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if "content" in data:
-            try:
-                self.store.check_entry(self.target, data["content"], self.index, data.get("expected"))
-            except OpError as err:
-                self.add_error("content", self._in_words(err))
-        return data
-
-    def _in_words(self, err: OpError) -> str:
-        """The store's refusal is worded for the model ("use action 'replace' ... retry"); this is for a person."""
-        if err.overflow is not None:
-            return over_limit_message(self.store.spec(self.target).label, err.overflow)
-        if err.kind == "invalid" and not self.cleaned_data.get("content", "").strip():
-            return "The entry is empty: an entry needs non-empty text. Nothing was saved."
-        return err.message
-
-    def save(self) -> Result | None:
-        content, expected = self.cleaned_data["content"], self.cleaned_data.get("expected")
-        if self.index is None:
-            result = self.store.add_entry(self.target, content, USER)
-        else:
-            result = self.store.edit_entry(self.target, self.index, content, USER, expected=expected)
-        if result["success"]:
-            return result
-        try:  # refused by a change made since clean(): the same words for the file as it is now
-            self.store.check_entry(self.target, content, self.index, expected)
-            self.add_error("content", str(result["error"]))
-        except OpError as err:
-            self.add_error("content", self._in_words(err))
-        return None
-
-
 # --- skills -----------------------------------------------------------------------------------
 
 
@@ -397,6 +328,44 @@ class SkillEditForm(_SkillForm):
         return self._write(self.store.edit, self.skill.name, self.cleaned_data["content"], prov=USER)
 
 
+_PICK_SKILLS = "Pick one or more skills and an action."
+
+
+class _AnyNames(forms.MultipleChoiceField):
+    def valid_value(self, value: str) -> bool:
+        return bool(value)
+
+
+class SkillBulkForm(forms.Form):
+    """Enable, disable or delete the ticked skills, each through the store."""
+
+    action = forms.ChoiceField(
+        choices=[("enable", "Enable"), ("disable", "Disable"), ("delete", "Delete")],
+        error_messages={"required": _PICK_SKILLS, "invalid_choice": _PICK_SKILLS},
+    )
+    # Not checked against the skills on disk: a name deleted meanwhile is the store's refusal of
+    # that one skill ("not found"), and the other ticked skills are still done.
+    names = _AnyNames(error_messages={"required": _PICK_SKILLS})
+
+    def __init__(self, data: Any = None, *, store: SkillStore, **kwargs: Any) -> None:
+        super().__init__(data, **kwargs)
+        self.store = store
+
+    def save(self) -> tuple[list[str], list[str]]:
+        """(the names done, a sentence per skill the store refused)."""
+        action = self.cleaned_data["action"]
+        done: list[str] = []
+        refused: list[str] = []
+        for name in self.cleaned_data["names"]:
+            try:
+                getattr(self.store, action)(name, prov=USER)
+                done.append(name)
+            except SkillError as exc:
+                refused.append(f"{name}: {exc}")
+        return done, refused
+
+
 def errors_text(form: forms.Form) -> str:
     """Every error of a form as one line (for a JSON answer or a panel's message)."""
-    return " ".join(str(message) for messages in form.errors.values() for message in messages)
+    said = (str(message) for messages in form.errors.values() for message in messages)
+    return " ".join(dict.fromkeys(said))  # once each: several hidden fields can fail for one reason

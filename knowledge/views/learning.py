@@ -1,8 +1,9 @@
 """Learning in the conversation: 👍/👎 on answers, the 💾 learned line's Undo, the per-session
-prompt page, and merging duplicate memory entries."""
+prompt page."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -10,35 +11,63 @@ from django.views.decorators.http import require_GET, require_POST
 
 from hermes_site import config as hermes_config
 from knowledge import prompt_blocks, undo, versions
-from knowledge.memory.ops import TARGETS
-from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, Message
 from knowledge.provenance import Provenance
 from knowledge.skills import outcomes
 from knowledge.views.changes import UNDO_ERRORS
+from knowledge.views.forms import errors_text
 
 USER = Provenance(actor="user")
+NOTE_CHARS = 2000  # what AnswerFeedback keeps of a note
+_WHICH = "Which answer was not said (message_id is not an answer's number)."
+
+
+class FeedbackForm(forms.Form):
+    """👍/👎 on one answer (`message_id`), or on the session's latest answer (`latest=1`, for an
+    answer streamed into the page before its id was known)."""
+
+    message_id = forms.IntegerField(
+        required=False,
+        min_value=1,
+        error_messages={"invalid": _WHICH, "min_value": _WHICH},
+    )
+    latest = forms.BooleanField(required=False)
+    verdict = forms.ChoiceField(
+        choices=[("good", "👍"), ("bad", "👎")],
+        error_messages={
+            "required": "The verdict must be 'good' (👍) or 'bad' (👎); none was given.",
+            "invalid_choice": "The verdict must be 'good' (👍) or 'bad' (👎), not %(value)s.",
+        },
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=NOTE_CHARS,
+        error_messages={"max_length": f"A note is at most {NOTE_CHARS:,} characters; shorten it to save the verdict."},
+    )
+
+    def answer(self, session_id: str) -> Message | None:
+        """The answer the verdict is about, in this chat; None when there is no such answer."""
+        answers = Message.objects.filter(session_id=session_id, role="assistant").exclude(content="")
+        if self.cleaned_data.get("message_id"):
+            return answers.filter(pk=self.cleaned_data["message_id"]).first()
+        if self.cleaned_data.get("latest"):
+            # The latest of the version shown.
+            return answers.exclude(id__in=versions.off_path_of(session_id)).order_by("-id").first()
+        return None
 
 
 @require_POST
 def feedback(request: HttpRequest, session_id: str) -> JsonResponse:
-    """👍/👎 on one answer (`message_id`), or on the session's latest answer (`latest=1`, for an
-    answer streamed into the page before its id was known)."""
-    answers = Message.objects.filter(session_id=session_id, role="assistant").exclude(content="")
-    raw_id = request.POST.get("message_id", "")
-    if raw_id.isdigit():
-        message = answers.filter(pk=int(raw_id)).first()
-    elif request.POST.get("latest"):
-        # The latest of the version shown.
-        message = answers.exclude(id__in=versions.off_path_of(session_id)).order_by("-id").first()
-    else:
-        message = None
+    form = FeedbackForm(request.POST)
+    if not form.is_valid():
+        # As the chat's other JSON endpoints answer (agent/chat/actions.py): one line, and per field.
+        fields = {name: list(errors) for name, errors in form.errors.items()}
+        return JsonResponse({"ok": False, "error": errors_text(form), "fields": fields}, status=400)
+    message = form.answer(session_id)
     if message is None:
         return JsonResponse({"ok": False, "error": "That answer was not found in this chat."}, status=404)
-    verdict = request.POST.get("verdict", "")
-    if verdict not in ("good", "bad"):
-        return JsonResponse({"ok": False, "error": "verdict must be 'good' or 'bad'."}, status=400)
-    outcomes.give_verdict(message, verdict, request.POST.get("note", "").strip())
+    verdict = form.cleaned_data["verdict"]
+    outcomes.give_verdict(message, verdict, form.cleaned_data["note"].strip())
     return JsonResponse({"ok": True, "message_id": message.pk, "verdict": verdict})
 
 
@@ -68,24 +97,3 @@ def prompt_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "knowledge/prompt.html",
         {"nav": "chat", "session": session, "blocks": blocks, "total": len(session.system_prompt)},
     )
-
-
-@require_POST
-def memory_merge(request: HttpRequest) -> HttpResponse:
-    """Merge two near-duplicate entries: the kept one takes the merged text, the other goes."""
-    keep_target, drop_target = request.POST.get("keep_target", ""), request.POST.get("drop_target", "")
-    keep, drop, text = request.POST.get("keep", ""), request.POST.get("drop", ""), request.POST.get("content", "")
-    if keep_target not in TARGETS or drop_target not in TARGETS or not keep or not drop:
-        messages.error(request, "Nothing merged: the entries to merge were not given.")
-        return redirect("memory")
-    store = MemoryStore()
-    removed = store.apply(drop_target, [{"action": "remove", "old_text": drop}], USER)
-    if not removed.get("success"):
-        messages.error(request, f"Nothing merged: {removed.get('error')}")
-        return redirect("memory")
-    updated = store.apply(keep_target, [{"action": "replace", "old_text": keep, "content": text or keep}], USER)
-    if updated.get("success"):
-        messages.success(request, "Merged the two entries into one.")
-    else:
-        messages.error(request, f"The duplicate was removed but the kept entry was not updated: {updated.get('error')}")
-    return redirect("memory")

@@ -2,7 +2,8 @@
 
 Every write goes through the store with Provenance(actor="user"), so the page gets the agent's
 lock, limits and threat scan; the entry form (knowledge/views/forms.py) runs the store's checks
-first and words a refusal for a person.
+first and words a refusal for a person (knowledge/views/memory_forms.py); so does the merge of two
+near-duplicate entries, whose refusal re-renders the page with the pair, the error and the text typed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -22,7 +24,8 @@ from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
 from knowledge.verification.threat_scan import ThreatHit
 from knowledge.views.changes import entry_changes
-from knowledge.views.forms import MemoryEntryForm, errors_text
+from knowledge.views.forms import errors_text
+from knowledge.views.memory_forms import MemoryDeleteForm, MemoryEntryForm, MemoryMergeForm
 
 USER = Provenance(actor="user")
 # How far back to look for the change that introduced an entry; older entries show "unknown".
@@ -137,16 +140,6 @@ def build_panel(store: MemoryStore, target: str, **state: Any) -> Panel:
     )
 
 
-def form_text(request: HttpRequest, key: str) -> str:
-    # Browsers submit textarea line breaks as CRLF; the files (and `expected`) use LF.
-    return request.POST.get(key, "").replace("\r\n", "\n")
-
-
-def _expected(request: HttpRequest) -> str | None:
-    """The entry text the page showed, so the store can refuse an edit of a since-changed entry."""
-    return form_text(request, "expected") if "expected" in request.POST else None
-
-
 def _store_for(target: str) -> MemoryStore:
     if target not in TARGETS:
         raise Http404("unknown memory target")
@@ -163,18 +156,23 @@ def _respond(request: HttpRequest, store: MemoryStore, target: str, ok: bool, **
     return render(request, "knowledge/memory.html", {"nav": "memory", "panels": panels})
 
 
+def _page(request: HttpRequest, merge: MemoryMergeForm | None = None, status: int = 200) -> HttpResponse:
+    """The whole page; a refused merge is shown on its pair, with the text the person typed."""
+    store = MemoryStore()
+    pairs = memory_duplicate_pairs(store)
+    duplicates = [
+        (a, b, merge if merge is not None and merge.matches(a.where, a.text, b.where, b.text) else None)
+        for a, b in pairs
+    ]
+    if merge is not None and not any(form for _, _, form in duplicates):
+        messages.error(request, errors_text(merge))  # the pair is gone from the files: say so at the top
+    context = {"nav": "memory", "panels": [build_panel(store, t) for t in TARGETS], "duplicates": duplicates}
+    return render(request, "knowledge/memory.html", context, status=status)
+
+
 @require_GET
 def memory_page(request: HttpRequest) -> HttpResponse:
-    store = MemoryStore()
-    return render(
-        request,
-        "knowledge/memory.html",
-        {
-            "nav": "memory",
-            "panels": [build_panel(store, t) for t in TARGETS],
-            "duplicates": memory_duplicate_pairs(store),
-        },
-    )
+    return _page(request)
 
 
 @require_GET
@@ -212,7 +210,19 @@ def edit_entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
 @require_POST
 def delete_entry(request: HttpRequest, target: str, index: int) -> HttpResponse:
     store = _store_for(target)
-    result = store.delete_entry(target, index, USER, expected=_expected(request))
+    form = MemoryDeleteForm(request.POST)
+    form.is_valid()  # nothing to refuse: `expected` is optional text
+    result = store.delete_entry(target, index, USER, expected=form.cleaned_data.get("expected"))
     if result["success"]:
         return _respond(request, store, target, True, message="Entry deleted · " + result["message"])
     return _respond(request, store, target, False, entry={"index": index, "error": result["error"]})
+
+
+@require_POST
+def memory_merge(request: HttpRequest) -> HttpResponse:
+    """Merge two near-duplicate entries: the kept one takes the merged text, the other goes."""
+    form = MemoryMergeForm(request.POST, store=MemoryStore())
+    if form.is_valid() and form.save():
+        messages.success(request, "Merged the two entries into one.")
+        return redirect("memory")
+    return _page(request, merge=form, status=400)

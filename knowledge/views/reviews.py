@@ -26,8 +26,9 @@ from knowledge.provenance import Provenance
 from knowledge.skills.format import SkillError
 from knowledge.skills.store import SkillStore
 from knowledge.views.changes import UNDO_ERRORS
-from knowledge.views.conflicts import ConflictView, conflict_view
-from knowledge.views.memory import form_text
+from knowledge.views.conflicts import ConflictView, conflict_view, settle
+from knowledge.views.forms import errors_text
+from knowledge.views.inbox_forms import BulkDecisionForm, ConflictDecisionForm, PendingEditForm
 
 USER = Provenance(actor="user")
 PAGE_SIZE = 30
@@ -98,9 +99,13 @@ class PendingPreview:
     edit_key: str = ""  # "" -> the arguments are edited as JSON
     note: str = ""
     conflict: ConflictView | None = None  # a conflict item: both entries, and Replace / Keep both / Reject
+    form: PendingEditForm | None = None  # a refused edit: its error, and the text as the person typed it
+    decision: ConflictDecisionForm | None = None  # a refused conflict decision, with its error
 
     @property
     def edit_value(self) -> str:
+        if self.form is not None and self.form.is_bound:
+            return str(self.form[self.form.text_field].value() or "").replace("\r\n", "\n")  # as the files hold it
         args = self.item.arguments if isinstance(self.item.arguments, dict) else {}
         if self.edit_key:
             return str(args.get(self.edit_key, ""))
@@ -162,21 +167,6 @@ def preview(item: PendingWrite) -> PendingPreview:
     return _skill_preview(item, args)
 
 
-def _edited_arguments(request: HttpRequest, item: PendingWrite) -> dict[str, Any] | None | str:
-    """The arguments after the person's edit; None if unedited; an error message if unusable."""
-    if "value" in request.POST and request.POST.get("field"):
-        args = dict(item.arguments) if isinstance(item.arguments, dict) else {}
-        args[request.POST["field"]] = form_text(request, "value")
-        return args
-    if "arguments" in request.POST:
-        try:
-            args = json.loads(request.POST["arguments"])
-        except json.JSONDecodeError as exc:
-            return f"The edited arguments are not valid JSON: {exc}"
-        return args if isinstance(args, dict) else "The edited arguments must be a JSON object."
-    return None
-
-
 @dataclass(frozen=True)
 class Outcome:
     """A decided write's result in plain words (the stored result is the tool's JSON)."""
@@ -222,23 +212,48 @@ def _report(request: HttpRequest, item: PendingWrite, decided: bool) -> None:
         messages.info(request, f"Rejected #{item.pk}.")
 
 
-@require_GET
-def pending_list(request: HttpRequest) -> HttpResponse:
+def inbox(
+    request: HttpRequest,
+    refused: PendingEditForm | ConflictDecisionForm | None = None,
+    bulk: BulkDecisionForm | None = None,
+) -> HttpResponse:
+    """The inbox; a refused form is shown on its item (or on the bulk bar) with its error, status 400."""
     items = [preview(p) for p in PendingWrite.objects.filter(status="pending").select_related("session").order_by("id")]
+    for p in items:
+        if isinstance(refused, PendingEditForm) and refused.item.pk == p.item.pk:
+            p.form = refused
+        elif isinstance(refused, ConflictDecisionForm) and refused.item.pk == p.item.pk:
+            p.decision = refused
+    shown = any(p.form is refused or p.decision is refused for p in items)
+    if refused is not None and not shown:
+        messages.error(request, errors_text(refused))  # the item is decided now: say so at the top
     decided = PendingWrite.objects.exclude(status="pending").select_related("session").order_by("-decided_at")
     recent = [(d, outcome(d)) for d in decided[:RECENT_DECISIONS]]
-    context = {"nav": "pending", "items": items, "count": len(items), "decided": recent}
-    return render(request, "knowledge/pending.html", context)
+    selected = set(bulk["ids"].value() or []) if bulk is not None else set()
+    context = {
+        "nav": "pending",
+        "items": items,
+        "count": len(items),
+        "decided": recent,
+        "bulk_error": errors_text(bulk) if bulk is not None else "",
+        "selected": {str(i) for i in selected},
+    }
+    failed = refused is not None or bulk is not None
+    return render(request, "knowledge/pending.html", context, status=400 if failed else 200)
+
+
+@require_GET
+def pending_list(request: HttpRequest) -> HttpResponse:
+    return inbox(request)
 
 
 @require_POST
 def pending_approve(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(PendingWrite, pk=pk)
-    edited = _edited_arguments(request, item)
-    if isinstance(edited, str):
-        messages.error(request, f"#{item.pk} not approved: {edited}")
-        return redirect("pending")
-    _report(request, item, item.status == "pending" and item.approve(edited))
+    form = PendingEditForm(request.POST, item=item, edit_key=preview(item).edit_key)
+    if item.status == "pending" and not form.is_valid():
+        return inbox(request, refused=form)
+    _report(request, item, item.status == "pending" and item.approve(form.edited))
     return redirect("pending")
 
 
@@ -251,11 +266,22 @@ def pending_reject(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def pending_bulk(request: HttpRequest) -> HttpResponse:
-    action = request.POST.get("action")
-    ids = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
-    if action not in ("approve", "reject") or not ids:
-        messages.error(request, "Pick one or more pending items, then Approve or Reject.")
-        return redirect("pending")
-    for item in PendingWrite.objects.filter(pk__in=ids, status="pending").order_by("id"):
+    form = BulkDecisionForm(request.POST)
+    if not form.is_valid():
+        return inbox(request, bulk=form)
+    action = form.cleaned_data["action"]
+    for item in form.chosen():
         _report(request, item, item.approve() if action == "approve" else item.reject())
+    return redirect("pending")
+
+
+@require_POST
+def decide_conflict(request: HttpRequest, pk: int) -> HttpResponse:
+    """Replace, Keep both or Reject on a conflict item (knowledge/views/conflicts.py does it)."""
+    item = get_object_or_404(PendingWrite, pk=pk)
+    conflict = conflict_view(item)
+    form = ConflictDecisionForm(request.POST, item=item, waiting=conflict is not None and item.status == "pending")
+    if not form.is_valid() or conflict is None:
+        return inbox(request, refused=form)
+    settle(request, item, conflict, form.cleaned_data["decision"])
     return redirect("pending")

@@ -20,11 +20,10 @@ from knowledge.provenance import Provenance
 from knowledge.skills import outcomes
 from knowledge.skills.format import ParsedSkill, SkillError, parse_skill_md
 from knowledge.skills.store import SkillInfo, SkillStore
-from knowledge.views.forms import NewSkillForm, SkillEditForm
+from knowledge.views.forms import NewSkillForm, SkillBulkForm, SkillEditForm, errors_text
 
 USER = Provenance(actor="user")
 STATUSES = ("enabled", "disabled", "broken")
-BULK_ACTIONS = ("enable", "disable", "delete")
 HISTORY_LIMIT = 100
 NEW_SKILL_TEMPLATE = """---
 name: {name}
@@ -63,9 +62,8 @@ def _rows(request: HttpRequest, store: SkillStore) -> list[SkillRow]:
     return [SkillRow(s, usage.get(s.name), verified.get(s.name)) for s in infos]
 
 
-@require_GET
-def skill_list(request: HttpRequest) -> HttpResponse:
-    store = SkillStore()
+def _list_page(request: HttpRequest, store: SkillStore, bulk: SkillBulkForm | None = None) -> HttpResponse:
+    """The list; a refused bulk action comes back with its error and the skills still ticked."""
     rows = _rows(request, store)
     if request.htmx and request.htmx.target == "skill-rows":
         return render(request, "knowledge/_skill_rows.html", {"rows": rows})
@@ -77,26 +75,28 @@ def skill_list(request: HttpRequest) -> HttpResponse:
         "q": request.GET.get("q", ""),
         "status": request.GET.get("status", ""),
         "category": request.GET.get("category", ""),
+        "bulk_error": errors_text(bulk) if bulk is not None else "",
+        "selected": set(bulk["names"].value() or []) if bulk is not None else set(),
     }
-    return render(request, "knowledge/skills.html", context)
+    return render(request, "knowledge/skills.html", context, status=400 if bulk is not None else 200)
+
+
+@require_GET
+def skill_list(request: HttpRequest) -> HttpResponse:
+    return _list_page(request, SkillStore())
 
 
 @require_POST
 def bulk(request: HttpRequest) -> HttpResponse:
-    action = request.POST.get("action", "")
-    names = request.POST.getlist("names")
-    if action not in BULK_ACTIONS or not names:
-        messages.error(request, "Pick one or more skills and an action.")
-        return redirect("skills")
     store = SkillStore()
-    done: list[str] = []
-    for name in names:
-        try:
-            getattr(store, action)(name, prov=USER)
-            done.append(name)
-        except SkillError as exc:
-            messages.error(request, f"{name}: {exc}")
+    form = SkillBulkForm(request.POST, store=store)
+    if not form.is_valid():
+        return _list_page(request, store, bulk=form)
+    done, refused = form.save()
+    for sentence in refused:
+        messages.error(request, sentence)
     if done:
+        action = form.cleaned_data["action"]
         messages.success(request, f"{action.capitalize()}d {len(done)} skill(s): {', '.join(done)}")
     return redirect("skills")
 

@@ -6,12 +6,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from django import forms
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from knowledge.transfer import export as home_export
 from knowledge.transfer import hermes_import as transfer
+from knowledge.views.forms import errors_text
 
 _MB = 1024 * 1024
 
@@ -27,21 +31,43 @@ def transfer_page(request: HttpRequest) -> HttpResponse:
     return _page(request)
 
 
-def _run_import(request: HttpRequest) -> transfer.ImportReport:
-    upload = request.FILES.get("archive")
-    if upload is not None:
-        if upload.size is not None and upload.size > transfer.MAX_ARCHIVE_BYTES:
-            raise transfer.TransferError(
+class ImportForm(forms.Form):
+    """An uploaded archive, or the path of a Hermes home (folder or archive) on this machine."""
+
+    archive = forms.FileField(required=False)
+    path = forms.CharField(required=False)
+
+    def clean_archive(self) -> UploadedFile | None:
+        upload: UploadedFile | None = self.cleaned_data["archive"]
+        if upload is not None and upload.size is not None and upload.size > transfer.MAX_ARCHIVE_BYTES:
+            raise ValidationError(
                 f"The upload is {upload.size / _MB:.1f} MB; archives up to {transfer.MAX_ARCHIVE_BYTES // _MB} MB "
                 "can be imported. Import a folder on this machine by its path instead."
             )
-        return transfer.import_archive(upload.file, upload.name or "upload")
-    path = request.POST.get("path", "").strip()
-    if not path:
-        raise transfer.TransferError("Choose a .zip or .tar.gz of a Hermes home, or give the path of a folder.")
-    if not Path(path).expanduser().is_absolute():
-        raise transfer.TransferError(f"'{path}' is not an absolute path on this machine.")
-    return transfer.import_path(Path(path))
+        return upload
+
+    def clean_path(self) -> str:
+        path = str(self.cleaned_data["path"])
+        if path and not Path(path).expanduser().is_absolute():
+            raise ValidationError(f"'{path}' is not an absolute path on this machine.")
+        return path
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not self.errors and not data.get("archive") and not data.get("path"):
+            raise ValidationError("Choose a .zip or .tar.gz of a Hermes home, or give the path of a folder.")
+        return data
+
+    def run(self) -> transfer.ImportReport | None:
+        """Import what was chosen; None (and the importer's refusal as the form's error) if refused."""
+        upload, path = self.cleaned_data.get("archive"), self.cleaned_data["path"]
+        try:
+            if upload is not None:
+                return transfer.import_archive(upload.file, upload.name or "upload")
+            return transfer.import_path(Path(path))
+        except transfer.TransferError as exc:
+            self.add_error(None, str(exc))
+            return None
 
 
 @require_POST
@@ -49,10 +75,10 @@ def import_view(request: HttpRequest) -> HttpResponse:
     # Refused before the body is used; Django has spooled it to a temp file, not memory.
     if int(request.META.get("CONTENT_LENGTH") or 0) > transfer.MAX_ARCHIVE_BYTES + _MB:
         return _page(request, 413, error=f"The upload is larger than {transfer.MAX_ARCHIVE_BYTES // _MB} MB.")
-    try:
-        report = _run_import(request)
-    except transfer.TransferError as exc:
-        return _page(request, 400, error=str(exc))
+    form = ImportForm(request.POST, request.FILES)
+    report = form.run() if form.is_valid() else None
+    if report is None:
+        return _page(request, 400, error=errors_text(form), path=form["path"].value() or "")
     return _page(request, report=report)
 
 

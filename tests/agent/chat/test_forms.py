@@ -110,3 +110,17 @@ def test_model_choice_answers_the_fields_error(auth_client, chat, name, words):
     assert resp.status_code == 400 and words in resp.json()["fields"]["model"][0]
     chat.refresh_from_db()
     assert chat.model == ""
+
+
+# --- new chat and delete ----------------------------------------------------------------------
+
+
+def test_delete_from_a_page_showing_no_chat_keeps_that_page(auth_client, chat):
+    resp = auth_client.post(f"/c/{chat.pk}/delete/", {"current": ""}, **HX)
+    assert resp.status_code == 204 and not ChatSession.objects.filter(pk=chat.pk).exists()
+
+
+def test_new_chat_from_an_unknown_chat_just_opens_a_new_one(auth_client, chat):
+    resp = auth_client.post("/c/new/", {"from": "no-such-chat"})
+    assert resp.status_code == 302 and resp["Location"] != f"/c/{chat.pk}/"
+    assert ChatSession.objects.count() == 2

@@ -10,12 +10,11 @@ import pytest
 import yaml
 
 from hermes_site import config as hermes_config
-from knowledge.memory.store import MemoryStore
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
-from knowledge.views.forms import ELSEWHERE, PAGE, MemoryEntryForm, SettingsForm
+from knowledge.views.forms import ELSEWHERE, PAGE, SettingsForm
 from tests.conftest import write_config
-from tests.knowledge.views.test_memory import HX, mem, write_raw
+from tests.knowledge.views.test_memory import HX
 from tests.knowledge.views.test_settings import form as settings_form
 from tests.knowledge.views.test_skills import skill_file, skill_md
 
@@ -113,47 +112,6 @@ def test_the_form_reads_the_file_it_was_given(home: Path) -> None:
     form = SettingsForm(config=hermes_config.load(home))
     assert form.fields["memory.nudge_interval"].initial == 7
     assert [title for title, _ in form.groups()] == [title for title, _ in PAGE]
-
-
-# --- memory -----------------------------------------------------------------------------------
-
-
-def test_an_empty_entry_is_refused_on_the_add_field(auth_client, home: Path) -> None:
-    html = auth_client.post("/memory/user/add/", {"content": "  \r\n "}, **HX).content.decode()
-    assert "The entry is empty: an entry needs non-empty text. Nothing was saved." in html
-    assert 'aria-invalid="true" aria-describedby="count-add-user err-add-user"' in html
-    assert not mem(home, "USER.md").exists()
-
-
-def test_the_over_limit_message_uses_the_stores_figures(auth_client, home: Path) -> None:
-    write_config(home, "memory:\n  memory_char_limit: 2200\n")
-    write_raw(home, "MEMORY.md", ["a" * 1000, "b" * 897])  # 1,900 characters with the separator
-    html = auth_client.post("/memory/memory/add/", {"content": "c" * 445}, **HX).content.decode()
-    assert "Memory holds at most 2,200 characters, and this would make it 2,348 (148 over)." in html
-    assert "This entry is 445 characters; the rest of memory uses 1,903." in html  # 1,900 and a separator
-    assert "retry" not in html and "current_entries" not in html  # nothing of the model's instructions
-    assert "c" * 445 + "</textarea>" in html  # the draft stays
-
-
-def test_an_edit_of_an_entry_that_is_gone_says_so_at_the_top(auth_client, home: Path) -> None:
-    write_raw(home, "MEMORY.md", ["only"])
-    html = auth_client.post("/memory/memory/3/edit/", {"content": "new", "expected": "old"}, **HX).content.decode()
-    assert 'class="flash" role="status">That memory entry changed on disk' in html
-    assert mem(home).read_text(encoding="utf-8") == "only"
-
-
-def test_a_write_refused_after_the_check_is_worded_the_same(home: Path) -> None:
-    write_config(home, "memory:\n  user_char_limit: 40\n")
-    store = MemoryStore()
-    form = MemoryEntryForm({"content": "y" * 30}, store=store, target="user")
-    assert form.is_valid()
-    store.add("user", "z" * 20, Provenance(actor="agent"))  # another writer, between the check and the write
-    assert form.save() is None
-    assert form.errors["content"] == [
-        "Too long to save: User profile holds at most 40 characters, and this would make it 53 (13 over). "
-        "Shorten this entry, or edit or delete other entries first. Nothing was saved. "
-        "This entry is 30 characters; the rest of user profile uses 23."
-    ]
 
 
 # --- skills -----------------------------------------------------------------------------------

@@ -90,3 +90,18 @@ def test_prompt_page_shows_the_chats_own_instructions(auth_client, home):
     assert 'id="prompt-instructions"' in html and "Answer in French." in html
     plain = ChatSession.objects.create(system_prompt="You are Hermes.")
     assert 'id="prompt-instructions"' not in auth_client.get(f"/c/{plain.pk}/prompt/").content.decode()
+
+
+def test_bad_feedback_names_the_field_in_a_persons_words(auth_client, home):
+    session, answer = _chat()
+    resp = auth_client.post(f"/c/{session.pk}/feedback/", {"message_id": "abc", "verdict": "meh"})
+    assert resp.status_code == 400
+    assert resp.json()["fields"] == {
+        "message_id": ["Which answer was not said (message_id is not an answer's number)."],
+        "verdict": ["The verdict must be 'good' (👍) or 'bad' (👎), not meh."],
+    }
+    assert resp.json()["error"].startswith("Which answer was not said")
+    too_long = {"message_id": answer.pk, "verdict": "bad", "note": "x" * 2001}
+    error = auth_client.post(f"/c/{session.pk}/feedback/", too_long).json()["error"]
+    assert error == "A note is at most 2,000 characters; shorten it to save the verdict."
+    assert not AnswerFeedback.objects.exists()

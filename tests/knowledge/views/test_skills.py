@@ -180,3 +180,13 @@ def test_hostile_skill_content_renders_inertly(auth_client, home):
         assert "alert(1)" in html  # shown as text
     resp = auth_client.post("/skills/evil/edit/", {"content": body}, **HX)
     assert_inert(resp.content.decode())
+
+
+def test_a_bulk_action_refused_comes_back_with_its_error_and_the_ticks(auth_client, home, store):
+    resp = auth_client.post("/skills/bulk/", {"names": ["tea-brewing"], "action": "publish"})
+    html = resp.content.decode()
+    assert resp.status_code == 400
+    assert '<p class="error" role="alert" id="bulk-error">Pick one or more skills and an action.</p>' in html
+    assert 'value="tea-brewing" form="skills-bulk" checked' in html
+    assert 'value="docker-debug" form="skills-bulk" aria-label' in html
+    assert len(SkillStore().available()) == 2

@@ -84,3 +84,9 @@ def test_export_downloads_a_tar_gz_with_the_sessions(auth_client, home: Path):
         names = tar.getnames()
         messages = tar.extractfile("hermes-export/messages.jsonl").read()  # type: ignore[union-attr]
     assert "hermes-export/sessions.jsonl" in names and b"remember this" in messages
+
+
+def test_a_refused_path_stays_in_the_box(auth_client, home: Path, tmp_path: Path):
+    for typed in ("relative/home", str(tmp_path)):
+        html = auth_client.post("/transfer/import/", {"path": typed}).content.decode()
+        assert f'id="import-path" placeholder="/home/me/.hermes" size="40" value="{typed}"' in html
