@@ -11,32 +11,18 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agent.chat import image_parts
-from agent.chat import service as chat_service
 from agent.llm.capabilities import Capabilities
 from agent.llm.wire import wire_messages
 from knowledge import attachments
 from knowledge.capabilities import known
 from knowledge.models import Message
-from tests.agent.chat.test_consumers import _until
-from tests.agent.ws import open_socket
+from tests.agent.ws import frames_until, open_socket
 from tests.attachment_files import png
 from tests.conftest import write_config
 from tests.fakellm import Reply
 from tests.wire.llamacpp import IMAGE_REFUSAL
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def owner(transactional_db):
-    from django.contrib.auth import get_user_model
-
-    return get_user_model().objects.create_user("owner")
-
-
-@pytest.fixture
-def session_id(llm, transactional_db) -> str:
-    return chat_service.create_session().pk
 
 
 def _last_user(body: dict[str, Any]) -> Any:
@@ -50,7 +36,7 @@ def _user_contents(body: dict[str, Any]) -> list[Any]:
 async def _send(session_id: str, owner: Any, frame: dict[str, Any]) -> list[dict[str, Any]]:
     comm = await open_socket(f"/ws/chat/{session_id}/", owner)
     await comm.send_json_to(frame)
-    frames = await _until(comm, "ready")
+    frames = await frames_until(comm, "ready")
     await comm.disconnect()
     return frames
 
