@@ -93,11 +93,12 @@ def _chat_page(
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     # A new chat, as in other chat apps (the sidebar lists the earlier ones); an unused one is
-    # reused so that visiting "/" again does not pile up empty chats.
-    session = (
-        ChatSession.objects.filter(source="web", message_count=0, ended_at=None, archived_at=None).first()
-        or chat_service.create_session()
+    # reused so that visiting "/" again does not pile up empty chats. Unused: no message at all,
+    # whatever its counter says (a chat made by an import or a script may hold rows it never counted).
+    unused = ChatSession.objects.filter(
+        source="web", message_count=0, messages__isnull=True, ended_at=None, archived_at=None
     )
+    session = unused.first() or chat_service.create_session()
     return _chat_page(request, session, "home.html")
 
 
@@ -120,7 +121,7 @@ def chat(request: HttpRequest, session_id: str) -> HttpResponse:
 def new_chat(request: HttpRequest) -> HttpResponse:
     form = NewChatForm(request.POST)
     previous = form.previous() if form.is_valid() else None
-    if previous is not None and previous.message_count == 0:
+    if previous is not None and previous.message_count == 0 and not previous.messages.exists():
         return redirect("chat", session_id=previous.pk)  # already a fresh chat: reuse it
     if previous is not None and previous.ended_at is None:
         session_end.end_in_background(previous.pk, "new session")

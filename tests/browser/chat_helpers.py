@@ -8,7 +8,8 @@ from playwright.sync_api import Page, expect
 def fresh_chat(page: Page) -> str:
     """Start a new chat (the previous one is ended in the background) and wait for its socket."""
     page.goto("/")
-    page.click("#new-chat")
+    with page.expect_navigation():  # the chat page it lands on, not the one it leaves
+        page.click("#new-chat")
     page.wait_for_selector('#chat[data-connected="1"]')
     return str(page.get_attribute("#chat", "data-session"))
 

@@ -93,7 +93,8 @@ def _chat_turn(browser: Browser, server: LiveServer, llm: ScriptedLLM) -> str:
     try:
         page = ctx.new_page()
         page.goto(server.login_url("/"))
-        page.click("#new-chat")
+        with page.expect_navigation():  # the chat page it lands on, not the one it leaves
+            page.click("#new-chat")
         page.wait_for_selector('#chat[data-connected="1"]')
         session = str(page.get_attribute("#chat", "data-session"))
         memory_call = {

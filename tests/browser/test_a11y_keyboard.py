@@ -28,7 +28,8 @@ def test_skip_link_is_the_first_tab_stop_and_jumps_to_the_content(page: Page) ->
 
 
 def test_messages_are_reached_and_scrolled_with_the_keyboard(page: Page, llm) -> None:
-    page.click("#new-chat")
+    with page.expect_navigation():  # the chat page it lands on, not the one it leaves
+        page.click("#new-chat")
     page.wait_for_selector('#chat[data-connected="1"]')
     llm.push(Reply(text=LONG_ANSWER))
     page.fill("#input", "Walk me through the latency check")

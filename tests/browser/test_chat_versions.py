@@ -62,7 +62,8 @@ def start_chat(page: Page) -> str:
     page.goto("/")
     if page.locator("#drawer-toggle").is_visible():
         page.click("#drawer-toggle")
-    page.click("#new-chat")
+    with page.expect_navigation():  # the chat page it lands on, not the one it leaves
+        page.click("#new-chat")
     page.wait_for_selector('#chat[data-connected="1"]')
     return str(page.get_attribute("#chat", "data-session"))
 

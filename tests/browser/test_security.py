@@ -125,7 +125,8 @@ def test_payloads_in_chat_messages_and_streamed_answers_are_inert(
 ) -> None:
     page = watched.page
     page.goto("/")
-    page.click("#new-chat")
+    with page.expect_navigation():  # the chat page it lands on, not the one it leaves
+        page.click("#new-chat")
     page.wait_for_selector('#chat[data-connected="1"]')
     session_id = str(page.get_attribute("#chat", "data-session"))
     llm.default = _payload_reply

@@ -19,7 +19,8 @@ HOSTILE = '<script>alert("s")</script> <img src=x onerror=alert(2)> [click](java
 def chat_once(page: Page, llm, text: str, answer: str = "Noted.") -> str:
     """One turn in a fresh chat; returns the session id."""
     page.goto("/")
-    page.click("#new-chat")
+    with page.expect_navigation():  # the chat page it lands on, not the one it leaves
+        page.click("#new-chat")
     page.wait_for_selector('#chat[data-connected="1"]')
     session_id = str(page.get_attribute("#chat", "data-session"))
     llm.push(Reply(text=answer))

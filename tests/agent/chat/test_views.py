@@ -73,6 +73,16 @@ def test_home_opens_a_new_chat_and_reuses_an_unused_one(auth_client, llm):
     assert ChatSession.objects.count() == 2
 
 
+def test_a_chat_holding_messages_it_never_counted_is_not_handed_out_as_new(auth_client, home):
+    # Rows written past the chat's counter (an import, a script): "/" and New chat do not reuse it.
+    stale = chat_service.create_session()
+    Message.objects.create(session=stale, role="user", content="written by a script")
+    assert ChatSession.objects.get(pk=stale.pk).message_count == 0
+    assert f'data-session="{stale.pk}"' not in auth_client.get("/").content.decode()
+    resp = auth_client.post("/c/new/", {"from": stale.pk})
+    assert resp["Location"] != f"/c/{stale.pk}/"
+
+
 def test_unknown_session_is_404(auth_client, home):
     assert auth_client.get("/c/nope/").status_code == 404
 
