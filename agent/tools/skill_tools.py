@@ -245,7 +245,11 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if decision.held_reason:
             return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
     if not ctx.stage_writes.get("skills"):
-        return _offer_removal(run_action(args, decision.prov, store), restated, name, ctx)
+        result = run_action(args, decision.prov, store)
+        if restated is None and action == "patch" and result.ok and not args.get("file_path"):
+            # A patch is compared as the whole skill it leaves, which only exists once it is made.
+            restated = memory_skills.restated_entry(store.read(name), all_entries(MemoryStore()))
+        return _offer_removal(result, restated, name, ctx)
     PendingWrite.objects.create(
         kind="skill",
         tool_name="skill_manage",

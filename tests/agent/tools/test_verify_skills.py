@@ -209,6 +209,28 @@ def test_a_skill_restating_a_memory_entry_is_saved_and_the_entry_offered_for_rem
     assert MemoryStore().entries("memory") == ["The office proxy only allows HTTPS"]
 
 
+def test_a_patch_that_makes_a_skill_restate_a_memory_entry_offers_the_entry_for_removal(home, llm):
+    # The skill held only the first step; the patch adds the one memory already holds with it.
+    config = CONFIG.replace("verify: model", "verify: 'off'")
+    write_config(home, config)
+    first_step = SKILL.replace("2. pip install --proxy http://proxy:3128 <package>\n", "")
+    SkillStore().create("pip-behind-proxy", first_step, prov=Provenance(actor="user"))
+    MemoryStore().add("memory", AS_MEMORY, Provenance(actor="user"))
+    assert not _removal_offers()
+    patch = {
+        "action": "patch",
+        "name": "pip-behind-proxy",
+        "old_string": "1. export HTTPS_PROXY=http://proxy:3128\n",
+        "new_string": "1. export HTTPS_PROXY=http://proxy:3128\n2. pip install --proxy http://proxy:3128 <package>\n",
+        "evidence": [WORKED],
+    }
+    _review(home, llm, [{"name": "skill_manage", "arguments": patch}], config=config)
+    assert "pip install --proxy" in SkillStore().read("pip-behind-proxy")
+    (offer,) = _removal_offers()
+    assert offer.arguments["old_text"] == AS_MEMORY
+    assert MemoryStore().entries("memory") == [AS_MEMORY]  # it waits for the person
+
+
 def test_the_verifiers_duplicate_of_a_memory_entry_offers_its_removal(home, llm):
     write_config(home, CONFIG)
     # A paraphrase the lexical check does not see as the same procedure.
