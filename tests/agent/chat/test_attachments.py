@@ -49,7 +49,7 @@ def test_an_image_is_kept_owner_only_and_served_as_an_image(auth_client, session
     got = resp.json()
     assert got["kind"] == "image" and got["name"] == "shot.png"
     att = MessageAttachment.objects.get(pk=got["id"])
-    assert att.message is None  # linked when the message is sent
+    assert att.message is None and att.session_id == session_id  # linked when a message of this chat is sent
     assert att.path.parent == home / "attachments" and att.path.read_bytes() == data
     assert stat.S_IMODE(att.path.stat().st_mode) == 0o600
     served = auth_client.get(got["url"])
