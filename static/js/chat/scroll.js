@@ -54,6 +54,9 @@ export function makeScroller(messages, jumpButton) {
     if (sizes && node.nodeType === 1) sizes.observe(node);
   }
   Array.prototype.forEach.call(messages.children, watch);
+  // An attached image's thumbnail arrives after the page is shown and makes its message taller
+  // (load does not bubble: caught on the way down).
+  messages.addEventListener("load", grown, true);
   new MutationObserver(function (changes) {
     changes.forEach(function (change) { Array.prototype.forEach.call(change.addedNodes, watch); });
     grown();
