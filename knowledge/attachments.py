@@ -161,10 +161,19 @@ def sweep(now: datetime | None = None) -> int:
     A file another message still names is kept."""
     cutoff = (now or timezone.now()) - UNSENT_KEPT
     removed, _ = MessageAttachment.objects.filter(message__isnull=True, created_at__lt=cutoff).delete()
+    try:
+        _remove_unnamed(cutoff.timestamp())
+    except OSError as exc:  # the periodic round goes on; the next one tries again
+        log.warning("could not clear attached images no message names: %s", exc)
+    return removed
+
+
+def _remove_unnamed(before: float) -> None:
+    kept = hermes_home() / "attachments"  # not created here: a home without images has no folder
     old: dict[str, Path] = {}
-    for path in folder().iterdir():
+    for path in kept.iterdir() if kept.is_dir() else ():
         try:
-            if path.suffix[1:] in IMAGE_TYPES and path.stat().st_mtime < cutoff.timestamp():
+            if path.suffix[1:] in IMAGE_TYPES and path.stat().st_mtime < before:
                 old[path.stem] = path
         except FileNotFoundError:
             continue  # taken by another process's sweep meanwhile
@@ -173,7 +182,6 @@ def sweep(now: datetime | None = None) -> int:
         if digest not in named:
             path.unlink(missing_ok=True)
             log.info("removed attached image %s: no message names it any more", path.name)
-    return removed
 
 
 def of_messages(message_ids: list[int]) -> dict[int, list[MessageAttachment]]:

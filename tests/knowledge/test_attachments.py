@@ -106,3 +106,8 @@ def test_the_periodic_round_removes_the_files_of_a_deleted_chat(home):
     assert att.path.exists()  # the rows went with the chat; the file waits for the round
     reclaim.one_round("server", lambda: [])
     assert not att.path.exists()
+
+
+def test_a_home_without_images_gets_no_attachments_folder_from_the_round(home):
+    reclaim.one_round("server", lambda: [])
+    assert not (home / "attachments").exists()
