@@ -75,6 +75,7 @@ def loaded(page: Page, thumb: Any, width: int) -> None:
 def test_an_edited_question_keeps_its_image_and_the_share_page_shows_it(page: Page, llm, daphne_server) -> None:
     chat = fresh_chat(page)
     attach(page, "chart.png", png(9, 5), "image/png")
+    expect(page.locator("#attachments img.thumb")).to_have_attribute("alt", "chart.png")  # uploaded
     send(page, "what does this chart show?")
     wait_idle(page, 1)
     page.locator(".msg-user").first.locator(".msg-edit").click()
