@@ -36,7 +36,9 @@ export function makeScroller(messages, jumpButton) {
     pinned = false;
   }
   messages.addEventListener("scroll", function () {
-    pinned = atBottom();
+    // The event of this code's own move comes a frame late: content grown meanwhile (a thumbnail
+    // loaded) is not the reader leaving the bottom; only a scroll above that place is.
+    pinned = atBottom() || (pinned && messages.scrollTop >= ownTop - SLACK_PX);
     if (pinned) jumpButton.hidden = true;
   });
   jumpButton.addEventListener("click", function () {
@@ -54,9 +56,6 @@ export function makeScroller(messages, jumpButton) {
     if (sizes && node.nodeType === 1) sizes.observe(node);
   }
   Array.prototype.forEach.call(messages.children, watch);
-  // An attached image's thumbnail arrives after the page is shown and makes its message taller
-  // (load does not bubble: caught on the way down).
-  messages.addEventListener("load", grown, true);
   new MutationObserver(function (changes) {
     changes.forEach(function (change) { Array.prototype.forEach.call(change.addedNodes, watch); });
     grown();
