@@ -5,7 +5,8 @@ even when none of them restarts.
 Each daphne worker (hermes_site/asgi.py) and each `learning_worker` calls `start()` once. It
 runs one round at once, then one every HERMES_RECLAIM_SECONDS on a daemon thread. A round
 - says this process is alive (knowledge/history/presence.py; the multi-worker system checks
-  read it), and
+  read it),
+- removes attached images never sent and files no message names (knowledge/attachments.py), and
 - runs the process's own recovery: a server with HERMES_QUEUE=threads takes the reviews and
   session ends whose process died and runs them on its own threads (`on_threads`); a
   `learning_worker` puts them back on the durable queue (its command's `recover`).
@@ -25,6 +26,7 @@ from django.db import DatabaseError, close_old_connections
 from agent import jobs
 from agent.chat import session_end
 from agent.learning import review
+from knowledge import attachments
 from knowledge.history import presence, runs, session_ends
 from knowledge.history.workers import this_worker
 
@@ -58,6 +60,7 @@ def one_round(kind: str, recover: Recover) -> list[int | str]:
     A database that is away (or not migrated yet) skips the round: the next one tries again."""
     try:
         presence.beat(kind)
+        attachments.sweep()  # uploads never sent, and image files no message names any more
         taken = list(recover())
     except DatabaseError as exc:
         log.warning("looking for the work of stopped processes failed (tried again in %ss): %s", _every(), exc)

@@ -2,8 +2,11 @@
 
 The bytes are stored once per content as HERMES_HOME/attachments/<sha256>.<ext>, created
 owner-only (0600) like every other file of the home. A row without a message is an upload not
-sent yet; sending the message links it (agent/chat/runner.py), so a reload shows the image
-and later turns of the chat send it to the model again. The type is read from the bytes
+sent yet, made for one chat; sending a message of that chat links it (agent/chat/runner.py),
+so a reload shows the image and later turns of the chat send it to the model again. An edit
+of the message gets rows of its own for the same files. Uploads never sent are removed after
+UNSENT_KEPT, and files no row names any more after the same time (`sweep`, run by the periodic
+round of agent/reclaim.py; docs/BEHAVIOUR.md, "Files on disk"). The type is read from the bytes
 themselves, never from the name or what the browser said, and only raster types that a
 browser cannot execute are kept (no SVG).
 """
@@ -11,16 +14,28 @@ browser cannot execute are kept (no SVG).
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
 
 from hermes_site.config import hermes_home
 from knowledge.fileio import create_private
 
 # Extension -> content type, for the types the model's image parts accept.
 IMAGE_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}
+# How long an upload not sent with a message is kept (the person may send it later in the day).
+UNSENT_KEPT = timedelta(hours=24)
+GONE = (
+    "An attached image is no longer on the server (images not sent within a day are removed). "
+    "Remove it and attach it again. Nothing was sent."
+)
+
+log = logging.getLogger(__name__)
 
 
 def sniff(data: bytes) -> str | None:
@@ -47,6 +62,11 @@ class MessageAttachment(models.Model):
 
     message = models.ForeignKey(
         "knowledge.Message", null=True, blank=True, on_delete=models.CASCADE, related_name="attachments"
+    )
+    # The chat it was uploaded for: only a message of that chat may take it (None: uploaded
+    # before uploads recorded their chat).
+    session = models.ForeignKey(
+        "knowledge.ChatSession", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     name = models.CharField(max_length=255)  # the file's name as the person's browser gave it
     sha256 = models.CharField(max_length=64)
@@ -76,19 +96,92 @@ class MessageAttachment(models.Model):
         return {"id": self.pk, "name": self.name}
 
 
-def store_image(name: str, data: bytes, ext: str) -> MessageAttachment:
-    """Keep the bytes in the home (once per content) and record an unsent upload of them."""
+def store_image(name: str, data: bytes, ext: str, session_id: str) -> MessageAttachment:
+    """Keep the bytes in the home (once per content) and record an unsent upload of them for the chat."""
     digest = hashlib.sha256(data).hexdigest()
     target = folder() / f"{digest}.{ext}"
-    if not target.exists():
+    if not target.exists() or not _touched(target):
         create_private(target, data)  # False when another upload of the same bytes won the race: same content
-    return MessageAttachment.objects.create(name=name[:255], sha256=digest, ext=ext, size=len(data))
+    return MessageAttachment.objects.create(
+        name=name[:255], sha256=digest, ext=ext, size=len(data), session_id=session_id
+    )
 
 
-def link(ids: list[int], message_id: int) -> list[MessageAttachment]:
-    """Attach the unsent uploads `ids` to the stored message; the ones linked, in order."""
-    MessageAttachment.objects.filter(pk__in=ids, message__isnull=True).update(message_id=message_id)
+def _touched(path: Path) -> bool:
+    """Mark a kept file as used now, so a sweep does not take it as left over; False when it is gone."""
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def refusal(ids: list[int], session_id: str) -> str | None:
+    """Why the uploads `ids` cannot go with a new message of chat `session_id`, or None."""
+    found = {att.pk: att for att in MessageAttachment.objects.filter(pk__in=ids)}
+    for pk in ids:
+        att = found.get(pk)
+        if att is None:
+            return GONE
+        if att.session_id != session_id:
+            return f"{att.name} was attached in another chat. Attach it again in this one. Nothing was sent."
+        if att.message_id is not None:
+            return f"{att.name} was sent with an earlier message already. Attach it again. Nothing was sent."
+    return None
+
+
+def link(ids: list[int], message_id: int, session_id: str) -> list[MessageAttachment]:
+    """Attach the unsent uploads `ids` made for chat `session_id` to its stored message; the ones
+    linked, in order (an upload of another chat or already sent is left alone)."""
+    MessageAttachment.objects.filter(pk__in=ids, message__isnull=True, session_id=session_id).update(
+        message_id=message_id
+    )
     return list(MessageAttachment.objects.filter(pk__in=ids, message_id=message_id))
+
+
+def copy(from_message: int, to_message: int) -> list[MessageAttachment]:
+    """The images of message `from_message` attached to `to_message` too (an edit keeps them):
+    new rows naming the same files."""
+    return [
+        MessageAttachment.objects.create(
+            message_id=to_message,
+            session_id=att.session_id,
+            name=att.name,
+            sha256=att.sha256,
+            ext=att.ext,
+            size=att.size,
+        )
+        for att in MessageAttachment.objects.filter(message_id=from_message)
+    ]
+
+
+def sweep(now: datetime | None = None) -> int:
+    """Remove the uploads not sent within UNSENT_KEPT, then the files of this home no row names
+    (their uploads removed, or their chat deleted) unused as long; how many uploads went.
+    A file another message still names is kept."""
+    cutoff = (now or timezone.now()) - UNSENT_KEPT
+    removed, _ = MessageAttachment.objects.filter(message__isnull=True, created_at__lt=cutoff).delete()
+    try:
+        _remove_unnamed(cutoff.timestamp())
+    except OSError as exc:  # the periodic round goes on; the next one tries again
+        log.warning("could not clear attached images no message names: %s", exc)
+    return removed
+
+
+def _remove_unnamed(before: float) -> None:
+    kept = hermes_home() / "attachments"  # not created here: a home without images has no folder
+    old: dict[str, Path] = {}
+    for path in kept.iterdir() if kept.is_dir() else ():
+        try:
+            if path.suffix[1:] in IMAGE_TYPES and path.stat().st_mtime < before:
+                old[path.stem] = path
+        except FileNotFoundError:
+            continue  # taken by another process's sweep meanwhile
+    named = set(MessageAttachment.objects.filter(sha256__in=list(old)).values_list("sha256", flat=True))
+    for digest, path in old.items():
+        if digest not in named:
+            path.unlink(missing_ok=True)
+            log.info("removed attached image %s: no message names it any more", path.name)
 
 
 def of_messages(message_ids: list[int]) -> dict[int, list[MessageAttachment]]:

@@ -30,7 +30,7 @@ from tests.fakellm import ScriptedLLM  # noqa: E402
 @pytest.fixture
 def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A clean HERMES_HOME (same path for the whole process, emptied per test)."""
-    for child in ("memories", "skills", "config.yaml", "api_key"):
+    for child in ("memories", "skills", "attachments", "config.yaml", "api_key"):
         p = _SESSION_HOME / child
         if p.is_dir():
             shutil.rmtree(p)

@@ -60,7 +60,7 @@ def _image(session: ChatSession, name: str, data: bytes, ext: str) -> JsonRespon
         return _refused(f"{name} is {_size(len(data))}; {limit}. It was not attached.")
     if _model_refuses_images(session):
         return _refused(f"{name} was not attached. {IMAGES_REFUSED}")
-    att = attachments.store_image(name, data, ext)
+    att = attachments.store_image(name, data, ext, session.pk)
     url = reverse("chat_attachment", args=[att.pk])
     return JsonResponse({"kind": "image", "id": att.pk, "name": att.name, "size": att.size, "url": url})
 

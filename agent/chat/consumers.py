@@ -47,6 +47,7 @@ from agent.chat.validation import images_of, message_error
 from hermes_site import config as hermes_config
 from hermes_site.access import SESSIONS_GROUP
 from hermes_site.security import same_origin
+from knowledge import attachments
 from knowledge.history import turns
 from knowledge.models import ChatSession
 from knowledge.versions import VersionError
@@ -281,6 +282,8 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         limit = hermes_config.get().agent.max_message_chars
         if problem is None and request.needs_text:
             problem = message_error(text, limit, len(images))
+        if problem is None and images:  # uploads of this chat, not sent yet: nothing stored otherwise
+            problem = await database_sync_to_async(attachments.refusal)(list(images), self.session_id)
         if problem is not None:
             await self.error(problem)
             return

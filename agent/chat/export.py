@@ -1,11 +1,19 @@
-"""One chat as a file a person can keep: Markdown to read, JSON to process."""
+"""One chat as a file a person can keep: Markdown to read, JSON to process.
+
+A message's attached images are named in both ("[image: name]" in Markdown, with the address
+the dashboard serves it at; name, type, size and address in JSON), never left out silently:
+the bytes stay in the home (knowledge/attachments.py).
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from django.urls import reverse
+
 from knowledge import versions
+from knowledge.attachments import MessageAttachment, of_messages
 from knowledge.models import ChatSession, Message
 
 ROLE_HEADINGS = {"user": "You", "assistant": "Hermes", "system": "System", "tool": "Tool result"}
@@ -16,7 +24,13 @@ def _messages(session: ChatSession) -> list[Message]:
     return versions.path_messages(session)
 
 
+def _image(att: MessageAttachment) -> dict[str, Any]:
+    return {"name": att.name, "type": att.mime, "size": att.size, "url": reverse("chat_attachment", args=[att.pk])}
+
+
 def as_json(session: ChatSession) -> str:
+    messages = _messages(session)
+    images = of_messages([m.pk for m in messages if m.role == "user"])
     data: dict[str, Any] = {
         "id": session.pk,
         "title": session.display_title,
@@ -32,8 +46,9 @@ def as_json(session: ChatSession) -> str:
                 "tool_name": m.tool_name or None,
                 "finish_reason": m.finish_reason or None,
                 "created_at": m.created_at.isoformat(),
+                **({"images": [_image(att) for att in images[m.pk]]} if m.pk in images else {}),
             }
-            for m in _messages(session)
+            for m in messages
         ],
     }
     return json.dumps(data, ensure_ascii=False, indent=2)
@@ -49,8 +64,10 @@ def _fence(text: str, info: str = "") -> str:
     return f"{ticks}{info}\n{text}\n{ticks}"
 
 
-def _section(m: Message) -> str:
+def _section(m: Message, images: list[MessageAttachment]) -> str:
     parts = [f"## {ROLE_HEADINGS.get(m.role, m.role)}"]
+    if images:
+        parts.append("\n".join(f"[image: {att.name}]({reverse('chat_attachment', args=[att.pk])})" for att in images))
     if m.role == "tool":
         parts[0] += f" ({m.tool_name})" if m.tool_name else ""
         parts.append(_fence(m.content))
@@ -68,5 +85,7 @@ def as_markdown(session: ChatSession) -> str:
     head = f"# {session.display_title}\n\nStarted {session.started_at:%Y-%m-%d %H:%M} UTC"
     if session.model:
         head += f" · model `{session.model}`"
-    sections = [_section(m) for m in _messages(session) if m.role != "system"]
+    messages = [m for m in _messages(session) if m.role != "system"]
+    images = of_messages([m.pk for m in messages if m.role == "user"])
+    sections = [_section(m, images.get(m.pk, [])) for m in messages]
     return "\n\n".join([head, *sections]) + "\n"

@@ -15,7 +15,8 @@ import base64
 import logging
 from typing import Any
 
-from knowledge.attachments import MessageAttachment, link
+from agent.chat.versions import TurnRequest
+from knowledge.attachments import MessageAttachment, copy, link
 
 log = logging.getLogger(__name__)
 
@@ -24,10 +25,14 @@ log = logging.getLogger(__name__)
 RESENT = 8
 
 
-def attach(message: dict[str, Any], ids: tuple[int, ...], message_id: int) -> None:
-    """Link the uploads `ids` to the stored message `message_id` and carry their refs on `message`
-    (the runner's copy of it), so this turn's model call gets them."""
-    linked = link(list(ids), message_id)
+def attach(message: dict[str, Any], request: TurnRequest, message_id: int, session_id: str) -> None:
+    """Give the message `message_id` just stored its images and carry their refs on `message`
+    (the runner's copy of it), so this turn's model call gets them: the request's uploads for
+    this chat, or for an edit the images of the message edited (its new version keeps them)."""
+    if request.kind == "edit" and request.message_id is not None:
+        linked = copy(request.message_id, message_id)
+    else:
+        linked = link(list(request.images), message_id, session_id)
     if linked:
         message["images"] = [att.ref() for att in linked]
 

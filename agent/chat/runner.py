@@ -230,8 +230,8 @@ class AgentSession:
             self.session.user_turn_count += 1
         model_text, slash_name = model_text_of(user_msg.content, SkillStore(self.config))
         chat_versions.add_question(self.messages, target, model_text)
-        if target.question is None and request.images:  # stored just now: its images go with it
-            image_parts.attach(self.messages[-1], request.images, user_msg.pk)
+        if target.question is None:  # stored just now: its images (an edit's: the original's) go with it
+            image_parts.attach(self.messages[-1], request, user_msg.pk, self.session.pk)
         # A checkpointed answer is stored as any message of the turn: after the last one of its version.
         answer = turn_records.StreamedAnswer(
             self.session,

@@ -1,7 +1,8 @@
 """PDFs and images attached in a real browser: a PDF's text is sent in the message and found by
 search; an image shows as a thumbnail, reaches the scripted model as an image part and is there
-after a reload; a model refusing images says so inline and keeps the text; a file too big gets
-the stated limit. axe on the chat page with attachments, at 1280 and 390 px."""
+after a reload; an edit keeps the question's image; the share page shows it; a model refusing
+images says so inline and keeps the text; a file too big gets the stated limit. axe on the chat
+page with attachments, at 1280 and 390 px."""
 
 from __future__ import annotations
 
@@ -65,6 +66,35 @@ def test_an_attached_image_reaches_the_model_and_stays_after_a_reload(page: Page
         "where m.session_id = ?",
         chat,
     ) == [("red.png",)]
+
+
+def loaded(page: Page, thumb: Any, width: int) -> None:
+    page.wait_for_function(f"img => img.complete && img.naturalWidth === {width}", arg=thumb.element_handle())
+
+
+def test_an_edited_question_keeps_its_image_and_the_share_page_shows_it(page: Page, llm, daphne_server) -> None:
+    chat = fresh_chat(page)
+    attach(page, "chart.png", png(9, 5), "image/png")
+    expect(page.locator("#attachments img.thumb")).to_have_attribute("alt", "chart.png")  # uploaded
+    send(page, "what does this chart show?")
+    wait_idle(page, 1)
+    page.locator(".msg-user").first.locator(".msg-edit").click()
+    expect(page.locator(".edit-form")).to_contain_text("Its image goes with it.")
+    page.locator(".edit-form textarea").fill("what does this chart show, in one line?")
+    page.click(".edit-form button[type=submit]")
+    expect(page.locator(".msg-user .versions .version-count")).to_have_text(["2/2"])
+    wait_idle(page, 1)
+    parts = _user_parts(llm.chat_requests()[-1])
+    assert parts[0] == {"type": "text", "text": "what does this chart show, in one line?"}
+    assert parts[1]["type"] == "image_url"
+    loaded(page, page.locator("#messages .msg-user .msg-images img"), 9)
+    page.locator(".msg-user .versions .version-prev").click()
+    expect(page.locator("#messages .msg-user .md")).to_have_text("what does this chart show?")
+    loaded(page, page.locator("#messages .msg-user .msg-images img"), 9)  # the earlier version keeps it too
+    page.goto(f"/c/{chat}/share/")
+    thumb = page.locator(".share-user .msg-images img")
+    expect(thumb).to_have_attribute("alt", "chart.png")
+    loaded(page, thumb, 9)
 
 
 def test_a_model_refusing_images_says_so_inline_and_keeps_the_text(page: Page, llm, daphne_server) -> None:

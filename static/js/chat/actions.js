@@ -42,7 +42,9 @@ export function makeActions(root, { isBusy, edit, regenerate }) {
     const send = row.appendChild(el("button", "primary", "Send"));
     send.type = "submit";
     const cancelButton = row.appendChild(button("Cancel", "edit-cancel"));
-    row.appendChild(el("span", "muted", " The earlier version stays, one ‹ away; Escape cancels."));
+    const images = bubble.querySelectorAll(".msg-images img").length;
+    const keeps = images ? " Its " + (images === 1 ? "image goes" : images + " images go") + " with it." : "";
+    row.appendChild(el("span", "muted", " The earlier version stays, one ‹ away; Escape cancels." + keeps));
     const shown = Array.from(bubble.children);
     shown.forEach(function (child) { child.hidden = true; });
     bubble.appendChild(form);

@@ -143,6 +143,10 @@ class ChatPage {
     if (!messageId) return;
     const frame = { type: "message", text: text || "" };
     frame[kind] = messageId;
+    // An edit keeps the question's images (the server gives the new version the same ones).
+    const kept = kind === "edit" ? Array.from(at.querySelectorAll(".msg-images img")).map(function (img) {
+      return { url: img.getAttribute("src"), name: img.alt };
+    }) : [];
     const bubble = kind === "continue" ? document.getElementById("m" + messageId) : null;
     let node = kind === "regenerate" ? previousQuestion(at) : at;
     let next = kind === "regenerate" && node ? node.nextElementSibling : node;
@@ -153,7 +157,7 @@ class ChatPage {
       next = after;
     }
     if (kind === "edit") {
-      this.turns.sending(text);
+      this.turns.sending(text, kept);
       this.turns.versionTurn = true;
     } else if (kind === "regenerate") {
       this.turns.regenerating();

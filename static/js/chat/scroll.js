@@ -36,7 +36,9 @@ export function makeScroller(messages, jumpButton) {
     pinned = false;
   }
   messages.addEventListener("scroll", function () {
-    pinned = atBottom();
+    // The event of this code's own move comes a frame late: content grown meanwhile (a thumbnail
+    // loaded) is not the reader leaving the bottom; only a scroll above that place is.
+    pinned = atBottom() || (pinned && messages.scrollTop >= ownTop - SLACK_PX);
     if (pinned) jumpButton.hidden = true;
   });
   jumpButton.addEventListener("click", function () {

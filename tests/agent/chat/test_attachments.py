@@ -1,8 +1,10 @@
 """The attachment upload and the image address: a PDF's text back to the page, an image kept in
-the home and served as an image only, every refusal a sentence, only for a logged-in person."""
+the home and served as an image only, every refusal a sentence, only for a logged-in person; the
+share page shows a message's images and the exports name them."""
 
 from __future__ import annotations
 
+import json
 import stat
 
 import pytest
@@ -12,8 +14,10 @@ from django.test import Client
 from agent.chat import attachments as chat_attachments
 from agent.chat import service as chat_service
 from hermes_site.access import login_token
+from knowledge import attachments
 from knowledge.attachments import MessageAttachment
 from knowledge.capabilities import DbCapabilityStore
+from knowledge.models import ChatSession, Message
 from tests.attachment_files import blank_pdf, png, text_pdf
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +53,7 @@ def test_an_image_is_kept_owner_only_and_served_as_an_image(auth_client, session
     got = resp.json()
     assert got["kind"] == "image" and got["name"] == "shot.png"
     att = MessageAttachment.objects.get(pk=got["id"])
-    assert att.message is None  # linked when the message is sent
+    assert att.message is None and att.session_id == session_id  # linked when a message of this chat is sent
     assert att.path.parent == home / "attachments" and att.path.read_bytes() == data
     assert stat.S_IMODE(att.path.stat().st_mode) == 0o600
     served = auth_client.get(got["url"])
@@ -99,3 +103,36 @@ def test_uploads_and_images_need_the_login_and_the_csrf_token(client, session_id
     assert _upload(strict, session_id, "a.pdf", text_pdf(["x"])).status_code == 403
     att_url = "/chat/attachments/1/"
     assert client.get(att_url).status_code == 302
+
+
+def _sent_with_image(client: Client, session_id: str) -> MessageAttachment:
+    """A question with an uploaded image, stored and linked as a sent message of the chat is."""
+    got = _upload(client, session_id, "graph.png", png(7, 3), "image/png").json()
+    message = Message.objects.create(session_id=session_id, role="user", content="What does this graph show?")
+    Message.objects.create(session_id=session_id, role="assistant", content="A rising line.", parent=message)
+    (att,) = attachments.link([got["id"]], message.pk, session_id)
+    ChatSession.objects.filter(pk=session_id).update(user_turn_count=1)
+    return att
+
+
+def test_the_share_page_shows_the_images_through_the_same_logged_in_address(client, auth_client, session_id):
+    att = _sent_with_image(auth_client, session_id)
+    body = auth_client.get(f"/c/{session_id}/share/").content.decode()
+    url = f"/chat/attachments/{att.pk}/"
+    assert f'<img src="{url}" alt="graph.png" class="thumb"' in body
+    assert body.index("graph.png") < body.index("What does this graph show?")
+    assert b"".join(auth_client.get(url).streaming_content) == png(7, 3)
+    auth_client.logout()
+    assert client.get(url).status_code == 302  # the page's images need the login like the page
+
+
+def test_the_exports_name_each_image_with_its_address(auth_client, session_id):
+    att = _sent_with_image(auth_client, session_id)
+    markdown = auth_client.get(f"/c/{session_id}/export.md").content.decode()
+    assert f"## You\n\n[image: graph.png](/chat/attachments/{att.pk}/)\n\nWhat does this graph show?" in markdown
+    data = json.loads(auth_client.get(f"/c/{session_id}/export.json").content)
+    question, answer = data["messages"]
+    assert question["images"] == [
+        {"name": "graph.png", "type": "image/png", "size": len(png(7, 3)), "url": f"/chat/attachments/{att.pk}/"}
+    ]
+    assert "images" not in answer

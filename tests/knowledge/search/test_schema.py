@@ -23,8 +23,9 @@ def _sqlite_objects() -> dict[str, str]:
     with connection.cursor() as cur:
         cur.execute(
             "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') AND sql IS NOT NULL"
-            " AND (name LIKE %s OR name LIKE %s OR tbl_name = %s)",
-            ["knowledge_message_%", f"{schema.TITLES}%", schema.MESSAGES],
+            # "_" is LIKE's one-character wildcard: escaped, so knowledge_messageattachment is not taken
+            " AND (name LIKE %s ESCAPE '!' OR name LIKE %s OR tbl_name = %s)",
+            ["knowledge!_message!_%", f"{schema.TITLES}%", schema.MESSAGES],
         )
         return {name: _normal(sql) for name, sql in cur.fetchall() if name != schema.MESSAGES}
 
