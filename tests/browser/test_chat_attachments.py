@@ -68,6 +68,25 @@ def test_an_attached_image_reaches_the_model_and_stays_after_a_reload(page: Page
     ) == [("red.png",)]
 
 
+def test_a_message_sent_while_its_image_uploads_waits_for_it(page: Page, llm, daphne_server) -> None:
+    # A slow upload: Send says to wait and keeps the text, instead of sending without the image.
+    fresh_chat(page)
+    held: list[Any] = []
+    page.route("**/chat/attach/", lambda route: held.append(route))
+    attach(page, "slow.png", png(5, 5), "image/png")
+    page.wait_for_function("() => document.querySelector('#attachments').getAttribute('aria-busy') === 'true'")
+    send(page, "what is in the slow picture?")
+    expect(page.locator("#chat-alert")).to_contain_text("An attachment is still uploading")
+    expect(page.locator("#input")).to_have_value("what is in the slow picture?")
+    expect(page.locator("#messages .msg-user")).to_have_count(0)
+    held[0].continue_()
+    expect(page.locator("#attachments img.thumb")).to_have_attribute("alt", "slow.png")
+    page.press("#input", "Enter")
+    wait_idle(page, 1)
+    parts = _user_parts(llm.chat_requests()[-1])
+    assert parts[0]["text"] == "what is in the slow picture?" and parts[1]["type"] == "image_url"
+
+
 def loaded(page: Page, thumb: Any, width: int) -> None:
     page.wait_for_function(f"img => img.complete && img.naturalWidth === {width}", arg=thumb.element_handle())
 

@@ -71,6 +71,7 @@ function chip(label, size, extra, onRemove) {
 export function makeAttachments(fileInput, list, maxBytes, uploadUrl, sessionId) {
   let files = [];
   let images = [];
+  let uploading = 0; // files on their way to the server: a message sent now would go without them
 
   function render() {
     list.textContent = "";
@@ -100,6 +101,7 @@ export function makeAttachments(fileInput, list, maxBytes, uploadUrl, sessionId)
     const body = new FormData();
     body.append("session", sessionId);
     body.append("file", file, file.name);
+    uploading += 1;
     list.setAttribute("aria-busy", "true");
     try {
       const got = await api(uploadUrl, { method: "POST", body: body });
@@ -109,7 +111,8 @@ export function makeAttachments(fileInput, list, maxBytes, uploadUrl, sessionId)
     } catch (e) {
       showAlert(e.message);
     } finally {
-      list.removeAttribute("aria-busy");
+      uploading -= 1;
+      if (!uploading) list.removeAttribute("aria-busy");
     }
   }
 
@@ -150,6 +153,7 @@ export function makeAttachments(fileInput, list, maxBytes, uploadUrl, sessionId)
       return [text.trim() ? text : ""].concat(parts).filter(Boolean).join("\n\n");
     },
     any: function () { return files.length > 0 || images.length > 0; },
+    uploading: function () { return uploading > 0; },
     images: function () { return images.slice(); },
     clear: function () { files = []; images = []; render(); },
     // Images of a message refused before it was stored go back to the composer.

@@ -10,6 +10,7 @@ import { makeActions } from "./actions.js";
 import { makeVersions } from "./versions.js";
 import { makeAttachments } from "./attach.js";
 import { makeModelChooser } from "./model.js";
+import { showAlert } from "./dom.js";
 
 class ChatPage {
   constructor(root) {
@@ -106,6 +107,10 @@ class ChatPage {
   }
 
   send(typed) {
+    if (this.attachments.uploading()) {
+      showAlert("An attachment is still uploading; send once it shows below the message box.");
+      return;
+    }
     const text = this.attachments.compose(typed);
     const images = this.attachments.images();
     if ((!text.trim() && !images.length) || this.busy) return;
