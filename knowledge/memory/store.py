@@ -204,9 +204,16 @@ class MemoryStore:
 
     def check(self, target: str, operations: Sequence[Any]) -> Outcome:
         """What `write` would do to the file as it is now, without writing: the same checks
-        (arguments, threat scan, the entry to change, limit), raised as OpError."""
-        ops = parse_operations(operations, limit=self.limit(target))
-        return apply_ops(self.spec(target), self.entries(target), ops, self.limit(target))
+        (arguments, threat scan, the entry to change, limit, and an edit made outside the
+        dashboard to the entries it would change), raised as OpError. An outside edit is logged,
+        as a write logs it first, so the next check or write of the same change goes ahead: a
+        change of two files (a merge) can be checked whole before either is written."""
+        spec, limit = self.spec(target), self.limit(target)
+        with self._locked(spec) as path:
+            raw, existed, _ = _read(path)
+            outside = self._sync_external(spec, raw, existed)  # first: whatever else is refused
+            ops = parse_operations(operations, limit=limit)
+            return apply_ops(spec, parse(raw), ops, limit, frozenset(outside))
 
     def delete_entry(self, target: str, index: int, prov: Provenance, expected: str | None = None) -> Result:
         parsed = [Op(action="remove", index=index, expected=expected)]

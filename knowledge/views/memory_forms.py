@@ -37,7 +37,17 @@ def in_words(store: MemoryStore, target: str, err: OpError, content: str) -> str
         return over_limit_message(store.spec(target).label, err.overflow)
     if err.kind == "invalid" and not content.strip():
         return "The entry is empty: an entry needs non-empty text. Nothing was saved."
+    if err.kind == "drift":  # the store's words tell the model to re-read; a person sees the file
+        return drift_in_words(store, target)
     return err.message
+
+
+def drift_in_words(store: MemoryStore, target: str) -> str:
+    return (
+        f"{store.spec(target).filename} was changed outside the dashboard (by hand or by another agent) since it "
+        "was last read; a backup was kept. The page shows the file as it is now: press the button again if you "
+        "still mean it."
+    )
 
 
 def _lf(text: str) -> str:
@@ -145,13 +155,20 @@ class MemoryMergeForm(forms.Form):
                 "content", "The merged entry is empty: write the text the two entries become. Nothing was merged."
             )
             return data
-        try:
-            self.store.check(data["drop_target"], [{"action": "remove", "old_text": drop}])
-            self.store.check(data["keep_target"], self._replacement())
-        except OpError as err:
-            self.add_error(
-                "content", "Nothing merged: " + in_words(self.store, data["keep_target"], err, data["content"])
-            )
+        # Both halves are checked, each whatever the other says, so everything that stops the merge
+        # is said at once (and an outside edit of either file is logged, so the next press goes ahead).
+        problems: list[str] = []
+        for target, ops in (
+            (data["drop_target"], [{"action": "remove", "old_text": drop}]),
+            (data["keep_target"], self._replacement()),
+        ):
+            try:
+                self.store.check(target, ops)
+            except OpError as err:
+                said = in_words(self.store, target, err, data["content"])
+                problems += [said] if said not in problems else []
+        if problems:
+            self.add_error("content", "Nothing merged: " + " ".join(problems))
         return data
 
     def _replacement(self) -> list[dict[str, str]]:
@@ -164,26 +181,24 @@ class MemoryMergeForm(forms.Form):
         return posted == (keep_target, keep, drop_target, drop)
 
     def save(self) -> bool:
-        """Remove the duplicate, then give the kept entry the merged text; False (and the error) if refused."""
+        """Give the kept entry the merged text, then remove the duplicate; False (and the error) if
+        refused. Both were checked in clean(); in this order a write refused after all (the disk)
+        leaves the text twice, never lost."""
         data = self.cleaned_data
-        try:
-            self.store.write(data["drop_target"], [{"action": "remove", "old_text": data["drop"]}], USER)
-        except WriteRefused as refused:
-            self.add_error(None, "Nothing merged: " + self._refusal(data["drop_target"], refused))
-            return False
         try:
             self.store.write(data["keep_target"], self._replacement(), USER)
         except WriteRefused as refused:
-            why = self._refusal(data["keep_target"], refused)
-            self.add_error("content", f"The duplicate was removed but the kept entry was not updated: {why}")
+            self.add_error("content", "Nothing merged: " + self._refusal(data["keep_target"], refused))
+            return False
+        try:
+            self.store.write(data["drop_target"], [{"action": "remove", "old_text": data["drop"]}], USER)
+        except WriteRefused as refused:
+            why = self._refusal(data["drop_target"], refused)
+            self.add_error(None, f"The kept entry holds the merged text, but the duplicate is still there: {why}")
             return False
         return True
 
     def _refusal(self, target: str, refused: WriteRefused) -> str:
-        if refused.kind == "drift":  # the store's words tell the model to re-read; a person sees the file
-            return (
-                f"{self.store.spec(target).filename} was changed outside the dashboard (by hand or by another "
-                "agent) since it was last read; a backup was kept. The page shows the file as it is now: press "
-                "Merge again if you still mean it."
-            )
+        if refused.kind == "drift":
+            return drift_in_words(self.store, target)
         return str(refused.result.get("error", ""))

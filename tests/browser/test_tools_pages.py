@@ -67,7 +67,7 @@ def test_search_filters_and_no_js_form(page: Page, llm, daphne_server) -> None:
 
 
 def test_search_syntax_or_prefix_and_the_hint(page: Page, llm, daphne_server, screenshot) -> None:
-    chat_once(page, llm, "The wombat glockenspiel failed", answer="Roll back the wombat marimba")
+    chat_once(page, llm, "The bilby glockenspiel failed", answer="Roll back the bilby marimba")
     page.goto("/search/")
     page.locator("#search-q").press_sequentially("glocken*", delay=20)
     expect(page.locator(".search-hit")).to_have_count(1)
@@ -82,11 +82,11 @@ def test_search_syntax_or_prefix_and_the_hint(page: Page, llm, daphne_server, sc
     screenshot("tools-search-hint", page)
     page.locator("#search-q").fill("")
     # The answer is left out. (The words are this test's own: the home is shared by the browser tests.)
-    page.locator("#search-q").press_sequentially("wombat -marimba", delay=20)
+    page.locator("#search-q").press_sequentially("bilby -marimba", delay=20)
     expect(page.locator(".search-hit")).to_have_count(1)
     expect(page.locator(".search-hit .badge").first).to_have_text("user")
     page.locator("#search-q").fill("")
-    page.locator("#search-q").press_sequentially("-wombat", delay=20)
+    page.locator("#search-q").press_sequentially("-bilby", delay=20)
     expect(page.locator("#search-hint")).to_contain_text("only leaves words out")
     expect(page.locator(".search-hit")).to_have_count(0)
 

@@ -133,3 +133,17 @@ def test_a_merge_of_files_changed_by_hand_says_so_in_a_persons_words_then_merges
     assert "current_entries" not in html and f">{KEEP} (merged)</textarea>" in html
     assert _merge(auth_client, KEEP + " (merged)").status_code == 302
     assert MemoryStore().entries("memory") == [KEEP + " (merged)"] and MemoryStore().entries("user") == []
+
+
+def test_a_merge_across_two_files_changed_by_hand_writes_nothing_until_both_pass(auth_client, home: Path) -> None:
+    # Both halves are checked before either is written: the duplicate is never removed while the
+    # kept entry stays as it was (which would lose what the duplicate said).
+    MemoryStore().add("memory", "Uses emacs", USER)
+    MemoryStore().add("user", "Uses vim", USER)
+    write_raw(home, "MEMORY.md", [KEEP])  # both files by hand, after the store's writes
+    write_raw(home, "USER.md", [DROP])
+    html = _merge(auth_client, KEEP + " (merged)").content.decode()
+    assert "MEMORY.md was changed outside the dashboard" in html and "USER.md was changed outside" in html
+    assert MemoryStore().entries("memory") == [KEEP] and MemoryStore().entries("user") == [DROP]
+    assert _merge(auth_client, KEEP + " (merged)").status_code == 302
+    assert MemoryStore().entries("memory") == [KEEP + " (merged)"] and MemoryStore().entries("user") == []
