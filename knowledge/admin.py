@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest
 
+from knowledge.attachments import MessageAttachment
 from knowledge.chat_tags import ChatTag
 from knowledge.history.presence import WorkerProcess
 from knowledge.models import (
@@ -177,3 +178,14 @@ class WorkerProcessAdmin(admin.ModelAdmin):
     list_display = ("worker", "kind", "home", "started_at", "seen_at")
     list_filter = ("kind",)
     readonly_fields = ("worker", "kind", "home", "started_at", "seen_at")
+
+
+@admin.register(MessageAttachment)
+class MessageAttachmentAdmin(admin.ModelAdmin):
+    """Images attached to messages (the files are in the home's attachments folder, by checksum)."""
+
+    list_display = ("name", "ext", "size", "session", "message", "created_at")
+    list_filter = ("ext",)
+    search_fields = ("name", "sha256")
+    raw_id_fields = ("message", "session")
+    readonly_fields = ("sha256", "ext", "size", "created_at")
