@@ -152,7 +152,9 @@ class AgentLoop:
             assert reply is not None  # stream() always ends with a ModelReply or raises
             interrupted = reply.finish_reason == "interrupted"
             calls = [] if interrupted else reply.tool_calls
-            assistant = ModelReply(reply.content, calls, reply.finish_reason, reply.usage, reply.reasoning).to_api()
+            assistant = ModelReply(
+                reply.content, calls, reply.finish_reason, reply.usage, reply.reasoning, reply.provider_fields
+            ).to_api()
             if assistant.get("content") or calls:
                 messages.append(assistant)
             yield ModelCalled(iteration, reply.usage, assistant, reply.finish_reason)

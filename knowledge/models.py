@@ -1,5 +1,7 @@
 """Every persistent record of the product: conversations and their messages,
-learning runs, the knowledge change log, pending writes and skill usage.
+learning runs, the knowledge change log and pending writes. The records of other concerns live
+in their own modules and are registered from here: attachments, model capabilities, worker
+presence, and skill usage and outcomes (knowledge/skill_usage.py).
 
 The tables of the conversation models were created by the `agent` app and moved here (with
 their rows and the search index) by migrations; their names now say `knowledge_`.
@@ -23,6 +25,7 @@ from knowledge.chat_tags import ChatTag
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
+from knowledge.skill_usage import AnswerFeedback, SkillOutcome, SkillUsage  # noqa: F401  (registered from here)
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +136,9 @@ class Message(models.Model):
     # The model's thinking for this reply (reasoning_content / reasoning): shown collapsed,
     # never as the answer, and sent back to servers that require it (DeepSeek thinking mode).
     reasoning = models.TextField(blank=True, default="")
+    # Fields the server put on this reply for it to come back with it (`PROVIDER_FIELDS`):
+    # OpenRouter's signed `reasoning_details`, a message-level `extra_content`.
+    provider_fields = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
@@ -163,6 +169,8 @@ class Message(models.Model):
                 msg["content"] = None
         if self.role == "assistant" and self.reasoning:
             msg["reasoning_content"] = self.reasoning
+        if self.role == "assistant" and self.provider_fields:
+            msg.update(self.provider_fields)
         if self.role == "tool":
             msg["tool_call_id"] = self.tool_call_id
         return msg
@@ -359,62 +367,3 @@ class PendingWrite(models.Model):
         self.status, self.result = "rejected", "Rejected by the user; nothing was written."
         self.save(update_fields=["status", "result", "decided_at"])
         return True
-
-
-class SkillUsage(models.Model):
-    name = models.CharField(max_length=64, unique=True)
-    views = models.PositiveIntegerField(default=0)
-    uses = models.PositiveIntegerField(default=0)
-    last_used = models.DateTimeField(null=True, blank=True)
-    created_by = models.CharField(max_length=10, blank=True, default="")
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class SkillOutcome(models.Model):
-    """One use of a skill in a turn (slash command or skill_view) and how it went (docs/BEHAVIOUR.md, Skills)."""
-
-    OUTCOMES = [
-        ("ok", "ok"),
-        ("tool_error", "tool error"),
-        ("interrupted", "interrupted"),
-        ("bad", "👎"),
-        ("good", "👍"),
-    ]
-    BAD = ("tool_error", "interrupted", "bad")
-
-    name = models.CharField(max_length=64, db_index=True)
-    session = models.ForeignKey("ChatSession", null=True, blank=True, on_delete=models.SET_NULL)
-    via = models.CharField(max_length=10)  # slash | view
-    user_message_id = models.BigIntegerField(null=True, blank=True)
-    answer_message_id = models.BigIntegerField(null=True, blank=True)
-    outcome = models.CharField(max_length=12, choices=OUTCOMES, default="ok")
-    detail = models.TextField(blank=True, default="")  # what failed, or the person's words
-    # The skill review that was handed this outcome (so it is handed over once).
-    review = models.ForeignKey("ReviewRun", null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.outcome}"
-
-    @property
-    def is_bad(self) -> bool:
-        return self.outcome in self.BAD
-
-
-class AnswerFeedback(models.Model):
-    """The person's 👍/👎 on one answer."""
-
-    VERDICTS = [("good", "👍"), ("bad", "👎")]
-
-    message = models.OneToOneField("Message", on_delete=models.CASCADE, related_name="feedback")
-    verdict = models.CharField(max_length=4, choices=VERDICTS)
-    note = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now=True)
-
-    def __str__(self) -> str:
-        return f"{self.verdict} on {self.message_id}"

@@ -43,6 +43,8 @@ OLDER_NAMES = {
     "knowledge/management/commands/migrate.py": "tests/knowledge/test_migrations.py",
     # One verifier call for a reply's memory and skill writes, tested through both kinds of write.
     "agent/tools/verify_batch.py": "tests/agent/tools/test_verify_skills.py",
+    # The tables of skill use, tested through what records and reads them.
+    "knowledge/skill_usage.py": "tests/knowledge/skills/test_outcomes.py",
     # The learning evaluation, tested through its command.
     "agent/learning_eval/run.py": "tests/agent/commands/test_eval_learning.py",
 }

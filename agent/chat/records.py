@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from agent.llm.types import provider_fields
 from agent.loop import ModelCalled
 from hermes_site.config import Config
 from hermes_site.rendering import plain_text
@@ -70,6 +71,7 @@ def store_message(
             content=msg.get("content") or "",
             tool_calls=msg.get("tool_calls") or None,
             reasoning=msg.get("reasoning_content") or "",
+            provider_fields=provider_fields(msg) if msg["role"] == "assistant" else None,
             tool_call_id=msg.get("tool_call_id", ""),
             tool_name=tool_name,
             finish_reason=finish_reason,
@@ -130,10 +132,21 @@ def finish_draft(
     draft.content = without_nul(msg.get("content") or "")
     draft.tool_calls = msg.get("tool_calls") or None
     draft.reasoning = without_nul(msg.get("reasoning_content") or "")
+    draft.provider_fields = provider_fields(msg)
     draft.finish_reason, draft.token_count, draft.created_at = finish_reason, tokens, timezone.now()
     with transaction.atomic():
         # save() (not update()) so the tool calls get the same NUL cleaning as a new row's.
-        draft.save(update_fields=["content", "tool_calls", "reasoning", "finish_reason", "token_count", "created_at"])
+        draft.save(
+            update_fields=[
+                "content",
+                "tool_calls",
+                "reasoning",
+                "provider_fields",
+                "finish_reason",
+                "token_count",
+                "created_at",
+            ]
+        )
         ChatSession.objects.filter(pk=session.pk).update(**_session_updates(msg, session_updates, new=False))
     return draft
 

@@ -3,9 +3,9 @@
 Servers disagree on what a piece is. Most send new pieces (joined as they come); some send the
 whole arguments so far on every chunk (DeepSeek via Qianfan, GLM-style servers); some end with
 one more chunk holding the whole arguments again (gateway adapters); vLLM's hermes parser can
-send the object as a JSON string; models wrap it in a ```json fence or leave a template token
-after it. Joining blindly gives `{"a":{"a":1}` or `{"a":1}{"a":1}`, so the pieces are read by
-what they are, and only when the plain join is not JSON.
+send the object as a JSON string (or a string of a string); models wrap it in a ```json fence or
+leave a template token after it. Joining blindly gives `{"a":{"a":1}` or `{"a":1}{"a":1}`, so
+the pieces are read by what they are, and only when the plain join is not JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import re
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 _DECODER = json.JSONDecoder()
+# How many times arguments may have been encoded as a JSON string around the object.
+_MAX_ENCODINGS = 3
 
 
 def parses(text: str) -> bool:
@@ -47,7 +49,30 @@ def merge_arguments(pieces: list[str]) -> str:
             merged += piece
     if parses(merged):
         return merged
-    return pieces[-1] if is_object(pieces[-1]) else joined
+    if is_object(pieces[-1]):
+        return pieces[-1]
+    whole = _back_to_back_objects(joined)
+    return whole[-1] if whole else joined
+
+
+def _back_to_back_objects(text: str) -> list[str]:
+    """The objects of `{…}{…}` (the whole arguments sent twice, in pieces or at once, in any
+    order); [] unless the text is nothing but whole objects."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+            continue
+        try:
+            obj, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return []
+        if not isinstance(obj, dict):
+            return []
+        out.append(text[pos:end])
+        pos = end
+    return out
 
 
 def decode_arguments(text: str) -> str:
@@ -59,8 +84,15 @@ def decode_arguments(text: str) -> str:
         value = json.loads(text)
     except json.JSONDecodeError:
         value = None
-    if isinstance(value, str) and is_object(value):
-        return value  # sent as a JSON string holding the object: decoded once
+    for _ in range(_MAX_ENCODINGS):
+        if not isinstance(value, str):
+            break
+        if is_object(value):
+            return value  # sent as a JSON string holding the object: decoded once (or twice)
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            break
     fenced = _FENCE.match(text)
     if fenced and is_object(fenced.group(1)):
         return fenced.group(1)

@@ -104,6 +104,50 @@ def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# String fields of a `reasoning_details` item that arrive in pieces, to be joined.
+_DETAIL_TEXT = ("text", "summary", "data")
+
+
+class ProviderFields:
+    """The fields of a reply message to send back with it (agent/llm/types.py, PROVIDER_FIELDS),
+    from the deltas that carry them: OpenRouter streams `reasoning_details` as items with an
+    `index`, whose text comes in pieces and whose signature comes last."""
+
+    def __init__(self) -> None:
+        self.details: list[dict[str, Any]] = []
+        self.extra: dict[str, Any] = {}
+
+    def feed(self, delta: dict[str, Any]) -> None:
+        details = delta.get("reasoning_details")
+        for item in details if isinstance(details, list) else []:
+            if isinstance(item, dict):
+                self._detail(item)
+        extra = delta.get("extra_content")
+        if isinstance(extra, dict):
+            self.extra = _merged(self.extra, extra)
+
+    def _detail(self, item: dict[str, Any]) -> None:
+        index = item.get("index")
+        same = [d for d in self.details if index is not None and d.get("index") == index]
+        if not same or same[-1].get("type") != item.get("type"):
+            self.details.append({k: v for k, v in item.items() if v is not None})
+            return
+        slot = same[-1]
+        for key, value in item.items():
+            if key in _DETAIL_TEXT and isinstance(value, str) and isinstance(slot.get(key), str):
+                slot[key] += value
+            elif value is not None:
+                slot[key] = value
+
+    def fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.details:
+            out["reasoning_details"] = self.details
+        if self.extra:
+            out["extra_content"] = self.extra
+        return out
+
+
 class ToolCallAccumulator:
     """Tool-call deltas into whole calls, whatever the server does with `index` and `id`.
 
@@ -177,17 +221,29 @@ class ToolCallAccumulator:
         return out
 
 
+TEMPLATE_THINK_NOTICE = (
+    "The start of that reply was the model's thinking: its chat template opens a think block that "
+    "the server does not parse. It is kept as thinking, and shown as thinking from the next reply on."
+)
+
+
 class Assembler:
     """One reply: `feed` each chunk (or the whole body), then `finish`."""
 
-    def __init__(self, tools_offered: bool) -> None:
+    def __init__(self, tools_offered: bool, think_opened: str = "") -> None:
+        """`think_opened`: the closing tag when the model's template is known to open a think
+        block in the prompt (see agent/llm/thinking.py)."""
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls = ToolCallAccumulator()
+        self.provider = ProviderFields()
         self.finish_reason = ""
         self.usage: Usage | None = None
         self.guard = MarkupGuard(tools_offered)
-        self.think = ThinkSplitter()
+        self.think = ThinkSplitter(think_opened)
+        # What this reply taught about the template: the closing tag when the reply closed a
+        # block it never opened, "" when it did not (None: nothing to tell).
+        self.think_opened: str | None = None
         self._tails = {"text": "", "reasoning": ""}
 
     def _joined(self, kind: str, piece: str) -> str:
@@ -223,13 +279,29 @@ class Assembler:
                 text = delta["refusal"]  # a model's refusal is its answer
             thought = self._joined("reasoning", delta_reasoning(delta) + thought)
             text = self._joined("text", text)
+            orphan = self.think.orphan
             answer, inline = self.think.feed(text) if text else ("", "")
+            if self.think.orphan and not orphan:
+                self._template_opened(events)
             self._emit(answer, thought + inline, events)
+            self.provider.feed(delta)
             for tc in delta.get("tool_calls") or []:
                 self.calls.feed(tc)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         return events
+
+    def _template_opened(self, events: list[StreamEvent]) -> None:
+        """The reply closed a block it never opened: the template opened it in the prompt.
+        What came before the tag was thinking. It has streamed as text already (the next
+        replies of this model will not: the client remembers it); the stored answer and the
+        reasoning are put right."""
+        thought = "".join(self.text) + self.think.orphan_thought
+        self.reasoning.append(thought)
+        events.append(ReasoningChunk(thought))
+        self.text = []
+        self.think_opened = self.think.orphan
+        events.append(Notice(TEMPLATE_THINK_NOTICE))
 
     def _whole_message(self, message: Any) -> Any:
         """A whole `message`; after streamed deltas (a last chunk repeating the reply) only what
@@ -265,13 +337,11 @@ class Assembler:
         """Events still held back, and the reply. `finish_reason` stays "" if none came and no call."""
         events: list[StreamEvent] = []
         self._emit(*self.think.flush(), events)
-        so_far = "".join(self.text)
-        if not self.think.thought and "</think>" in so_far and "<think>" not in so_far:
-            # The template opened the block in the prompt: only its end is in the reply. It has
-            # streamed as text already; the stored answer and the reasoning are put right.
-            thought, _, answer = so_far.partition("</think>")
-            self.reasoning.append(thought)
-            self.text = [answer.lstrip()]
+        if self.think.unclosed:
+            # A block the template opens that this reply never closed: it was the answer.
+            self.reasoning = ["".join(self.reasoning).replace(self.think.unclosed, "", 1)]
+            if self.think.unclosed.strip():
+                self.think_opened = ""
         calls = self.calls.calls()
         text, parsed = self._text_calls(events)
         calls = calls or parsed
@@ -284,4 +354,5 @@ class Assembler:
         if calls and finish in _PLAIN_FINISH:
             finish = "tool_calls"
         usage = self.usage or Usage(0, max(1, len(text) // 4) if text else 0, False)
-        return events, ModelReply(text, calls, finish, usage, "".join(self.reasoning))
+        reply = ModelReply(text, calls, finish, usage, "".join(self.reasoning), self.provider.fields())
+        return events, reply

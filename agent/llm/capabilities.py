@@ -23,6 +23,9 @@ class Capabilities:
     stream_options: bool | None = None  # accepts stream_options (Mistral answers 422)
     reasoning_echo: bool | None = None  # accepts reasoning_content on assistant messages
     images: bool | None = None  # accepts image_url content parts (a vision model)
+    # The closing tag when the model's chat template opens a think block in the prompt, so its
+    # replies start inside it (learned from a reply that closed a block it never opened).
+    think_opened: str = ""
     max_tokens_field: str = "max_tokens"  # or max_completion_tokens (OpenAI reasoning models)
     probed_at: str = ""  # ISO time of the last full probe, "" when only learned in use
 
@@ -80,6 +83,8 @@ def classify_refusal(detail: str, request: dict[str, Any]) -> str | None:
     text = detail.lower()
     if "reasoning_content" in text and "passed back" not in text and _echoes_reasoning(request):
         return "reasoning_echo"
+    if "reasoning_details" in text and _echoes_reasoning(request, "reasoning_details"):
+        return "reasoning_echo"  # a server other than the one that sent them (the model was changed)
     if "max_completion_tokens" in text:
         if "max_completion_tokens" in request:
             return "max_completion_tokens"
@@ -91,8 +96,8 @@ def classify_refusal(detail: str, request: dict[str, Any]) -> str | None:
     return None
 
 
-def _echoes_reasoning(request: dict[str, Any]) -> bool:
-    return any(isinstance(m, dict) and "reasoning_content" in m for m in request.get("messages", []))
+def _echoes_reasoning(request: dict[str, Any], key: str = "reasoning_content") -> bool:
+    return any(isinstance(m, dict) and key in m for m in request.get("messages", []))
 
 
 def _uses(feature: str, request: dict[str, Any]) -> bool:

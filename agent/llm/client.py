@@ -30,6 +30,7 @@ from agent.llm.capabilities import (
 )
 from agent.llm.errors import human_error, status_detail
 from agent.llm.reader import read_payloads
+from agent.llm.textcalls import parse_text_calls
 from agent.llm.types import LLMError, ModelReply, Notice, StreamEvent, TextChunk
 from agent.llm.wire import wire_messages
 
@@ -217,7 +218,7 @@ class ChatClient:
         self, body: dict[str, Any], response: Any, interrupt: threading.Event | None = None
     ) -> Iterator[StreamEvent]:
         """The events of the reply to `body`, streamed or whole, ending with one ModelReply."""
-        assembler = Assembler(tools_offered=bool(body.get("tools")))
+        assembler = Assembler(tools_offered=bool(body.get("tools")), think_opened=self.caps.think_opened)
         saw_payload = whole = interrupted = False
         reading = threading.Event()
         if interrupt is not None:
@@ -264,13 +265,22 @@ class ChatClient:
             assembler.finish_reason = assembler.finish_reason or "stop"  # a whole body is never cut off
         yield from self._reply(assembler, saw_payload)
 
+    def _learn_template(self, assembler: Assembler) -> None:
+        """Remember (or forget) that this model's template opens a think block in the prompt, so
+        that its next replies stream the thinking as thinking from their first word."""
+        found = assembler.think_opened
+        if found is not None and found != self.caps.think_opened:
+            log.info("model %s at %s: think block opened by the template: %r", self.model, self.base_url, found)
+            self.caps.think_opened = found
+            self.save_capabilities()
+
     def _broken(self, what: str, assembler: Assembler) -> LLMError:
         where = self.base_url or "the default OpenAI endpoint"
         return LLMError(f"The model server at {where} {what}.", partial_text="".join(assembler.text), retryable=True)
 
-    @staticmethod
-    def _reply(assembler: Assembler, saw_chunk: bool) -> Iterator[StreamEvent]:
+    def _reply(self, assembler: Assembler, saw_chunk: bool) -> Iterator[StreamEvent]:
         events, reply = assembler.finish()
+        self._learn_template(assembler)
         yield from events
         if not reply.finish_reason:
             partial = "".join(assembler.text)
@@ -300,6 +310,10 @@ class ChatClient:
             if isinstance(event, ModelReply):
                 reply = event  # the other events repeat the reply's text; a summary needs only that
         assert reply is not None  # read() always ends with a ModelReply or raises
+        visible, parsed = parse_text_calls(reply.content)
+        if parsed:
+            # No tools were offered, so nothing held the markup back; a summary never carries it.
+            reply.content = visible
         return reply
 
     def list_models(self) -> list[str]:

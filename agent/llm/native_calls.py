@@ -7,7 +7,8 @@ Each format is the model family's public chat template:
 - DeepSeek V3 / R1 / V3.1: `<｜tool▁call▁begin｜>[function<｜tool▁sep｜>]NAME[<｜tool▁sep｜>]`
   then the arguments (bare or in a ```json fence) and `<｜tool▁call▁end｜>`
 - Mistral: `[TOOL_CALLS][{"name": …, "arguments": {…}}]` or `[TOOL_CALLS]NAME[ARGS]{…}`
-- Llama 3.x: `<|python_tag|>{"name": …, "parameters": {…}}`
+- Llama 3.x: `<|python_tag|>{"name": …, "parameters": {…}}`; Granite 3: `<|tool_call|>[{…}]`;
+  Phi-4-mini: `functools[{…}]` — a marker, then JSON objects (or a list of them)
 - GLM-4.5/4.6: `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>`
 - gpt-oss (harmony): `to=functions.NAME<|constrain|>json<|message|>{…}<|call|>`
 """
@@ -28,6 +29,8 @@ MARKERS = (
     "<｜tool▁call▁begin｜>",
     "[TOOL_CALLS]",
     "<|python_tag|>",
+    "<|tool_call|>",
+    "functools[",
     "<|channel|>",
 )
 
@@ -117,17 +120,26 @@ def _mistral(text: str) -> list[ToolCallRequest]:
     return calls
 
 
-def _llama(text: str) -> list[ToolCallRequest]:
+# Markers after which a model writes its calls as JSON objects or lists of them.
+_JSON_MARKERS = re.compile(r"<\|python_tag\|>|<\|tool_call\|>|functools(?=\[)")
+
+
+def json_calls(text: str) -> list[ToolCallRequest]:
+    """The calls in `text` written as JSON objects (or lists of them) back to back; [] as soon
+    as a value is not a call."""
     calls: list[ToolCallRequest] = []
-    for part in text.split("<|python_tag|>")[1:]:
-        pos = 0
-        while True:
-            obj, pos = _decode_at(part, pos)
-            call = _object_call(obj)
-            if call is None:
-                break
-            calls.append(call)
-    return calls
+    pos = 0
+    while True:
+        value, pos = _decode_at(text, pos)
+        objs = value if isinstance(value, list) else [value]
+        found = [_object_call(obj) for obj in objs]
+        if not objs or None in found:
+            return calls
+        calls.extend(c for c in found if c is not None)
+
+
+def _llama(text: str) -> list[ToolCallRequest]:
+    return [call for part in _JSON_MARKERS.split(text)[1:] for call in json_calls(part)]
 
 
 def _glm(text: str) -> list[ToolCallRequest]:

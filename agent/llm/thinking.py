@@ -1,7 +1,8 @@
 """Thinking a model wrote inside its content because the server has no reasoning parser.
 
 Qwen3, DeepSeek-R1 distills, MiniMax and others open each reply with `<think>…</think>` (or
-`<thinking>`); served without a reasoning parser (vLLM, llama.cpp) that block arrives as
+`<thinking>`; Magistral writes `[THINK]…[/THINK]`, Seed-OSS `<seed:think>…</seed:think>`, Kimi-VL
+`◁think▷…◁/think▷`); served without a reasoning parser (vLLM, llama.cpp) that block arrives as
 content. It is split off as it streams — only at the start of a reply, or after another such
 block, so prose that merely mentions the tag is left alone — and becomes reasoning, never
 part of the answer.
@@ -9,7 +10,16 @@ part of the answer.
 
 from __future__ import annotations
 
-TAGS = ("<think>", "<thinking>")
+# Each opening tag and the tag that closes it.
+BLOCKS = {
+    "<think>": "</think>",
+    "<thinking>": "</thinking>",
+    "[THINK]": "[/THINK]",
+    "<seed:think>": "</seed:think>",
+    "◁think▷": "◁/think▷",
+}
+TAGS = tuple(BLOCKS)
+CLOSERS = tuple(BLOCKS.values())
 
 
 def _partial_suffix(text: str, tag: str) -> int:
@@ -23,11 +33,24 @@ def _partial_suffix(text: str, tag: str) -> int:
 class ThinkSplitter:
     """`feed` content pieces, get (answer, thinking) back; `flush` at the end of the reply."""
 
-    def __init__(self) -> None:
-        self.state = "start"  # start: only whitespace so far; think: inside a block; answer
+    def __init__(self, opened: str = "") -> None:
+        """`opened`: the closing tag, when this model's chat template opens the block in the
+        prompt (DeepSeek-R1 and Qwen3-Thinking templates): its replies start inside the block,
+        and only the close arrives."""
+        self.state = "think" if opened else "start"  # start: only whitespace so far; think; answer
         self.buf = ""
-        self.close = ""
-        self.thought = False  # a block was seen: the answer's leading whitespace is dropped
+        self.close = opened
+        self.thought = bool(opened)  # a block was seen: the answer's leading whitespace is dropped
+        # Inside a block the reply did not open: if it never closes, the model did not think
+        # this time and what was taken for thinking is the answer (`unclosed` at the end).
+        self.implicit = bool(opened)
+        self.implicit_text: list[str] = []
+        self.unclosed = ""
+        # The closing tag of a block the reply never opened, once it came: everything before it
+        # was thinking (the template opened the block in the prompt). Only the first answer of
+        # a reply without blocks is watched for one.
+        self.orphan = ""
+        self.orphan_thought = ""  # the part of the thinking in the piece that closed it
 
     def feed(self, text: str) -> tuple[str, str]:
         self.buf += text
@@ -35,8 +58,8 @@ class ThinkSplitter:
         thinking: list[str] = []
         while self.buf:
             if self.state == "answer":
-                answer.append(self.buf)
-                self.buf = ""
+                if not self._answer(answer):
+                    break
             elif self.state == "think":
                 if not self._think(thinking):
                     break
@@ -51,7 +74,7 @@ class ThinkSplitter:
             return False
         for tag in TAGS:
             if stripped.startswith(tag):
-                self.state, self.close, self.thought = "think", "</" + tag[1:], True
+                self.state, self.close, self.thought = "think", BLOCKS[tag], True
                 self.buf = stripped[len(tag) :]
                 return True
         if any(tag.startswith(stripped) for tag in TAGS):
@@ -61,21 +84,48 @@ class ThinkSplitter:
             self.buf = stripped
         return True
 
+    def _answer(self, answer: list[str]) -> bool:
+        """Pass the answer on; while no block was seen, watch it for a closing tag (held back
+        while a piece could still become one)."""
+        if self.thought or self.orphan:
+            answer.append(self.buf)
+            self.buf = ""
+            return True
+        found = [(self.buf.find(close), close) for close in CLOSERS if close in self.buf]
+        if found:
+            at, close = min(found)
+            self.orphan, self.orphan_thought = close, self.buf[:at]
+            self.buf = self.buf[at + len(close) :]
+            self.state, self.thought = "start", True  # what follows is read like after any block
+            return True
+        keep = max(_partial_suffix(self.buf, close) for close in CLOSERS)
+        answer.append(self.buf[: len(self.buf) - keep])
+        self.buf = self.buf[len(self.buf) - keep :]
+        return False
+
     def _think(self, thinking: list[str]) -> bool:
         idx = self.buf.find(self.close)
         if idx >= 0:
-            thinking.append(self.buf[:idx])
+            self._thinking(thinking, self.buf[:idx])
             self.buf = self.buf[idx + len(self.close) :]
-            self.state = "start"
+            self.state, self.implicit = "start", False
             return True
         keep = _partial_suffix(self.buf, self.close)
-        thinking.append(self.buf[: len(self.buf) - keep])
+        self._thinking(thinking, self.buf[: len(self.buf) - keep])
         self.buf = self.buf[len(self.buf) - keep :]
         return False
+
+    def _thinking(self, thinking: list[str], text: str) -> None:
+        thinking.append(text)
+        if self.implicit:
+            self.implicit_text.append(text)
 
     def flush(self) -> tuple[str, str]:
         """What is still held: an unclosed block is thinking, anything else the answer."""
         rest, self.buf = self.buf, ""
+        if self.state == "think" and self.implicit:
+            self.unclosed = "".join(self.implicit_text)  # streamed as thinking, but the answer
+            return (self.unclosed + rest).lstrip(), ""
         if self.state == "think":
             return "", rest
         if self.state == "start" and self.thought:

@@ -56,6 +56,18 @@ class Notice:
     text: str
 
 
+# Fields a server puts on its reply message that must come back with it on later requests:
+# OpenRouter's `reasoning_details` (Claude and Gemini through it refuse a tool-call follow-up
+# whose signed reasoning is missing), a message-level `extra_content` (Gemini).
+PROVIDER_FIELDS = ("reasoning_details", "extra_content")
+
+
+def provider_fields(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The provider fields of an assistant message dict, None when it has none."""
+    found = {k: message[k] for k in PROVIDER_FIELDS if message.get(k)}
+    return found or None
+
+
 @dataclass
 class ModelReply:
     content: str
@@ -63,6 +75,8 @@ class ModelReply:
     finish_reason: str = ""
     usage: Usage = field(default_factory=Usage)
     reasoning: str = ""
+    # `PROVIDER_FIELDS` the server sent on this reply, sent back with it unchanged.
+    provider_fields: dict[str, Any] = field(default_factory=dict)
 
     def to_api(self) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
@@ -73,6 +87,7 @@ class ModelReply:
         if self.reasoning:
             # Sent back on later requests: DeepSeek's thinking mode refuses a follow-up without it.
             msg["reasoning_content"] = self.reasoning
+        msg.update(self.provider_fields)
         return msg
 
 

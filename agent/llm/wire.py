@@ -12,6 +12,7 @@ def wire_messages(messages: list[dict[str, Any]], caps: Capabilities) -> list[di
     if caps.reasoning_echo is False:
         for m in out:
             m.pop("reasoning_content", None)
+            m.pop("reasoning_details", None)
     if caps.system_role is False:
         out = _fold_system(out)
     return out

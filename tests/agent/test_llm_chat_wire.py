@@ -6,7 +6,7 @@ import pytest
 
 from tests import dbs
 from tests.cli import CLIHome, new_home
-from tests.wire import ANSWER_CASES, ERROR_CASES, REFUSAL_CASES, TOOL_CASES, WireCase
+from tests.wire import ANSWER_CASES, ERROR_CASES, REFUSAL_CASES, TEMPLATE_THINK_CASES, TOOL_CASES, WireCase
 from tests.wire.replay import FOLLOW_UP, replay, uses
 
 MARKUP = ("<tool_call>", "<function=", "<parameter", "<|", "<｜", "[TOOL_CALLS]", "<think>", "</think>")
@@ -133,3 +133,38 @@ def test_gemini_signature_is_stored_and_sent_back_in_a_resumed_session(home, ser
     resumed = server.chat_requests()[-1]["messages"]
     calls = [tc for m in resumed if m["role"] == "assistant" and m.get("tool_calls") for tc in m["tool_calls"]]
     assert calls[0]["extra_content"]["google"]["thought_signature"] == SIGNATURE
+
+
+@pytest.mark.parametrize("case", TEMPLATE_THINK_CASES, ids=str)
+def test_a_template_that_opens_the_think_block_is_learned_from_its_first_reply(home, server, case):
+    replay(server, case)
+    first = _chat(home, server, case, "hello")
+    assert first.returncode == 0, first.stderr
+    # The first reply's thinking streamed before its close showed what it was: the person is told,
+    # the tag itself is never shown, and the stored answer and thinking are put right.
+    assert "note: The start of that reply was the model's thinking" in first.stderr
+    assert case.answer in first.stdout and "</think>" not in first.stdout
+    stored = dbs.query(
+        home.path, "select content, reasoning from knowledge_message where role='assistant' order by id desc"
+    )
+    assert stored[0] == (case.answer, case.reasoning)
+    replay(server, case)
+    second = _chat(home, server, case, "hello again")  # a new process: what was learned is stored
+    assert second.returncode == 0, second.stderr
+    assert case.answer in second.stdout and case.reasoning.strip() not in second.stdout
+    assert "note:" not in second.stderr
+
+
+def test_signed_reasoning_details_come_back_in_a_resumed_session(home, server):
+    from tests.wire.thinking_templates import CASES as THIRD
+
+    case = THIRD[0]
+    replay(server, case)
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "openrouter-resume"}
+    first = home.manage("chat", "--session", "or", "-m", "remember", env=env)
+    assert first.returncode == 0 and FOLLOW_UP in first.stdout, first.stderr
+    second = home.manage("chat", "--session", "or", "-m", "next", env=env)  # history from the database
+    assert second.returncode == 0 and FOLLOW_UP in second.stdout, second.stderr
+    resumed = server.chat_requests()[-1]["messages"]
+    details = [m["reasoning_details"] for m in resumed if m["role"] == "assistant" and m.get("tool_calls")]
+    assert details[0][0]["signature"] and details[0][0]["text"] == case.reasoning
