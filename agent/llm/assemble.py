@@ -191,6 +191,8 @@ class ToolCallAccumulator:
         index = delta.get("index")
         if index is None and not call_id and name and isinstance(args, str) and self._another_whole_call(args):
             index = object()  # a new call (Gemini without ids: each whole call in a delta of its own)
+        if self._name_piece(index, call_id, name, args):
+            return
         slot = self._slot_for(index, call_id, name)
         if call_id:
             slot["id"] = call_id
@@ -203,6 +205,17 @@ class ToolCallAccumulator:
             slot["args"] = [json.dumps(args, ensure_ascii=False)]
         elif isinstance(args, str) and args:
             slot["args"].append(args)
+
+    def _name_piece(self, index: Any, call_id: str, name: str, args: Any) -> bool:
+        """A name streamed in pieces ("mem", "ory") before any arguments: joined, not a new call.
+        (A name repeated whole, as LM Studio does, is not a piece.)"""
+        if call_id or not name or args or not self.slots:
+            return False
+        slot = self.slots[-1]
+        if slot["args"] or not slot["name"] or slot["name"] == name or index != slot["index"]:
+            return False
+        slot["name"] += name
+        return True
 
     def _another_whole_call(self, args: str) -> bool:
         """A whole object after a whole object, and a different one: a new call, not a repeat."""

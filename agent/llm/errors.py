@@ -103,7 +103,14 @@ def human_error(exc: BaseException, base_url: str, model: str) -> LLMError:
     if isinstance(exc, openai.AuthenticationError):
         return LLMError(f"The model server at {where} refused the API key (HTTP 401). Check OPENAI_API_KEY.")
     if isinstance(exc, openai.NotFoundError):
-        return LLMError(f"The model server at {where} does not know model '{model}' (HTTP 404).")
+        detail = status_detail(exc)
+        if detail and "model" not in detail.lower():
+            # "404 page not found" (Ollama's root without /v1, a proxy's path): the URL is wrong.
+            return LLMError(
+                f"The model server at {where} has no chat completions there (HTTP 404{_suffix(detail)}). "
+                "Check model.base_url: OpenAI-compatible servers usually end it with /v1."
+            )
+        return LLMError(f"The model server at {where} does not know model '{model}' (HTTP 404{_suffix(detail)}).")
     if isinstance(exc, openai.RateLimitError):
         return LLMError(
             f"The model server at {where} is rate-limiting requests (HTTP 429).{_retry_after(exc)}", retryable=True

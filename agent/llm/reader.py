@@ -121,17 +121,36 @@ def _sse_event(data: str, where: str) -> tuple[bool, list[Payload]]:
     try:
         objs = [json.loads(text)]
     except json.JSONDecodeError:
-        # Events without the blank line between them (some servers): one JSON object per line.
-        parts = [line for line in text.split("\n") if line.strip()]
-        if len(parts) < 2:
-            raise
-        objs = [json.loads(part) for part in parts if not part.strip().startswith("[DONE]")]
+        # Events without the blank line between them (some servers), or chunks written back to
+        # back in one event (some proxies): the JSON values one after another.
+        objs = _back_to_back(text)
     out = []
     for obj in objs:
         if isinstance(obj, dict):
             raise_reported_error(obj, where)
             out.append(Payload(obj, whole=_is_whole(obj)))
     return "[DONE]" in text.split("\n")[-1], out
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _back_to_back(text: str) -> list[Any]:
+    """The JSON values of `text` written one after another (a `[DONE]` among them ends it);
+    raises `JSONDecodeError` when it is not that."""
+    values: list[Any] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+            continue
+        if text.startswith("[DONE]", pos):
+            break
+        value, pos = _DECODER.raw_decode(text, pos)
+        values.append(value)
+    if len(values) < 2:
+        raise json.JSONDecodeError("not one JSON value", text, 0)
+    return values
 
 
 def _json_payloads(lines: Iterator[str], where: str) -> Iterator[Payload]:

@@ -356,3 +356,31 @@ def test_prose_that_holds_an_object_with_a_name_is_an_answer():
     assert isinstance(events[-1], TurnDone)
     assert events[-1].final_text == '{"name": "Alice", "age": 30} is the record you asked for.'
     assert _joined(events, TextDelta) == events[-1].final_text
+
+
+def test_a_name_streamed_in_pieces_is_one_call_and_chunks_back_to_back_in_one_event_are_read():
+    named = sse(_call("", name="mem"), _call("", cid=None, name="ory"), _more(A), chunk({}, "tool_calls"))
+    glued = Raw(events=["data: " + "".join(json.dumps(e) for e in _EVENTS) + "\n\n", DONE])
+    for raw in (named, glued):
+        saved: list[str] = []
+        events, _, _ = _turn(WireCase("pieces", "variation", "-", 0, raw, stream=True, saves=("class-entry",)), saved)
+        assert saved == ["class-entry"] and isinstance(events[-1], TurnDone), events[-3:]
+
+
+def test_a_wrong_path_is_told_apart_from_an_unknown_model():
+    server = ScriptedLLM()
+    server.start()
+    try:
+        server.default = lambda body: Reply(raw=Raw(status=404, body="404 page not found",
+                                                    headers={"Content-Type": "text/plain"}))  # fmt: skip
+        with ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0) as client:
+            with pytest.raises(LLMError) as wrong_path:
+                client.complete([{"role": "user", "content": "hi"}])
+        server.default = lambda body: Reply(raw=Raw(status=404, body={"error": {"message": "model 'm' not found"}}))
+        with ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0) as client:
+            with pytest.raises(LLMError) as unknown:
+                client.complete([{"role": "user", "content": "hi"}])
+    finally:
+        server.stop()
+    assert "Check model.base_url" in wrong_path.value.message and "404 page not found" in wrong_path.value.message
+    assert "does not know model 'm'" in unknown.value.message
