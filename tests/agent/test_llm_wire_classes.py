@@ -373,13 +373,13 @@ def test_a_wrong_path_is_told_apart_from_an_unknown_model():
     try:
         server.default = lambda body: Reply(raw=Raw(status=404, body="404 page not found",
                                                     headers={"Content-Type": "text/plain"}))  # fmt: skip
-        with ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0) as client:
-            with pytest.raises(LLMError) as wrong_path:
-                client.complete([{"role": "user", "content": "hi"}])
+        client = ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0)
+        with client, pytest.raises(LLMError) as wrong_path:
+            client.complete([{"role": "user", "content": "hi"}])
         server.default = lambda body: Reply(raw=Raw(status=404, body={"error": {"message": "model 'm' not found"}}))
-        with ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0) as client:
-            with pytest.raises(LLMError) as unknown:
-                client.complete([{"role": "user", "content": "hi"}])
+        client = ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0)
+        with client, pytest.raises(LLMError) as unknown:
+            client.complete([{"role": "user", "content": "hi"}])
     finally:
         server.stop()
     assert "Check model.base_url" in wrong_path.value.message and "404 page not found" in wrong_path.value.message
