@@ -9,6 +9,7 @@ the comment names it; the recorded shapes are in tests/wire/.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from agent.llm.arguments import decode_arguments, is_object, merge_arguments
@@ -357,7 +358,8 @@ class Assembler:
                 self.think_opened = ""
         calls = self.calls.calls()
         text, parsed = self._text_calls(events)
-        calls = calls or parsed
+        # Markup arguments get what streamed arguments get: fences, stray tokens, string literals.
+        calls = calls or [replace(c, arguments=decode_arguments(c.arguments)) for c in parsed]
         for call in calls:
             if not is_object(call.arguments):
                 # Said to the person, not only as a tool error the model may talk over.

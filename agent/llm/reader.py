@@ -21,6 +21,7 @@ from agent.llm.errors import MAX_HTML, html_summary, readable_detail
 from agent.llm.types import LLMError
 
 _SSE_FIELD = re.compile(r"^(data|event|id|retry)\s*:|^:")
+_HTML_STARTS = ("<!doctype", "<html", "<head", "<body", "<!--")
 
 
 class RawResponse(Protocol):
@@ -66,9 +67,13 @@ def read_payloads(response: RawResponse, where: str) -> Iterator[Payload]:
         return
     kind = _content_type(response)
     head = first.lstrip().lower()
-    if "html" in kind or head.startswith(("<!doctype", "<html", "<head", "<body")):
+    # The bytes decide before the header does: proxies mislabel (SSE sent as text/html).
+    if _SSE_FIELD.match(first.lstrip()):
+        yield from _sse_payloads(_chain(first, lines), where)
+        return
+    if "html" in kind and not head.startswith(("{", "[")) or head.startswith(_HTML_STARTS):
         raise html_error(response, first, lines)
-    if "event-stream" in kind or _SSE_FIELD.match(first.lstrip()):
+    if "event-stream" in kind:
         yield from _sse_payloads(_chain(first, lines), where)
         return
     yield from _json_payloads(_chain(first, lines), where)

@@ -384,3 +384,12 @@ def test_a_wrong_path_is_told_apart_from_an_unknown_model():
         server.stop()
     assert "Check model.base_url" in wrong_path.value.message and "404 page not found" in wrong_path.value.message
     assert "does not know model 'm'" in unknown.value.message
+
+
+def test_sse_labelled_html_is_read_and_markup_arguments_are_decoded_like_streamed_ones():
+    mislabelled = Raw(events=[*_EVENTS, DONE], headers={"Content-Type": "text/html; charset=utf-8"})
+    fenced_kimi = _text(_KIMI.replace(A, "```json\n" + A + "\n```<|im_end|>"), 6)
+    for raw in (mislabelled, fenced_kimi):
+        saved: list[str] = []
+        events, _, _ = _turn(WireCase("decided", "variation", "-", 0, raw, stream=True, saves=("class-entry",)), saved)
+        assert saved == ["class-entry"] and isinstance(events[-1], TurnDone), events[-3:]
