@@ -54,6 +54,8 @@ FEATURES = [
             "Token counts are estimated from the text; compression still works."),
     Feature("reasoning_echo", "Thinking sent back (reasoning_content)",
             "The model's thinking is kept but not sent back."),
+    Feature("provider_echo", "Signatures sent back (extra_content, reasoning_details)",
+            "Signatures and signed thinking another server put on earlier replies are kept, not sent here."),
     Feature("images", "Images in messages", "Attached images are not sent; the model sees [image: name] instead."),
 ]  # fmt: skip
 

@@ -22,6 +22,9 @@ class Capabilities:
     system_role: bool | None = None  # accepts a system message (Gemma chat templates do not)
     stream_options: bool | None = None  # accepts stream_options (Mistral answers 422)
     reasoning_echo: bool | None = None  # accepts reasoning_content on assistant messages
+    # accepts the fields another server put on its replies (`extra_content`, `reasoning_details`)
+    # sent back with them: a chat moved to a strict server (Mistral answers 422) drops them
+    provider_echo: bool | None = None
     images: bool | None = None  # accepts image_url content parts (a vision model)
     # The closing tag when the model's chat template opens a think block in the prompt, so its
     # replies start inside it (learned from a reply that closed a block it never opened).
@@ -83,8 +86,8 @@ def classify_refusal(detail: str, request: dict[str, Any]) -> str | None:
     text = detail.lower()
     if "reasoning_content" in text and "passed back" not in text and _echoes_reasoning(request):
         return "reasoning_echo"
-    if "reasoning_details" in text and _echoes_reasoning(request, "reasoning_details"):
-        return "reasoning_echo"  # a server other than the one that sent them (the model was changed)
+    if any(key in text and _echoes(request, key) for key in ("extra_content", "reasoning_details")):
+        return "provider_echo"  # a server other than the one that sent them (the model was changed)
     if "max_completion_tokens" in text:
         if "max_completion_tokens" in request:
             return "max_completion_tokens"
@@ -96,8 +99,19 @@ def classify_refusal(detail: str, request: dict[str, Any]) -> str | None:
     return None
 
 
-def _echoes_reasoning(request: dict[str, Any], key: str = "reasoning_content") -> bool:
-    return any(isinstance(m, dict) and key in m for m in request.get("messages", []))
+def _echoes_reasoning(request: dict[str, Any]) -> bool:
+    return any(isinstance(m, dict) and "reasoning_content" in m for m in request.get("messages", []))
+
+
+def _echoes(request: dict[str, Any], key: str) -> bool:
+    """Whether a message, or a tool call of one, carries `key`."""
+    for m in request.get("messages", []):
+        if not isinstance(m, dict):
+            continue
+        calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+        if key in m or any(isinstance(c, dict) and key in c for c in calls):
+            return True
+    return False
 
 
 def _uses(feature: str, request: dict[str, Any]) -> bool:

@@ -12,7 +12,8 @@ def wire_messages(messages: list[dict[str, Any]], caps: Capabilities) -> list[di
     if caps.reasoning_echo is False:
         for m in out:
             m.pop("reasoning_content", None)
-            m.pop("reasoning_details", None)
+    if caps.provider_echo is False:
+        out = [_without_provider_fields(m) for m in out]
     if caps.system_role is False:
         out = _fold_system(out)
     return out
@@ -43,4 +44,15 @@ def _text_images(m: dict[str, Any], caps: Capabilities) -> dict[str, Any]:
         m["content"] = "\n\n".join(
             str(p.get("text") or "") if p.get("type") == "text" else "[image]" for p in content if isinstance(p, dict)
         )
+    return m
+
+
+def _without_provider_fields(m: dict[str, Any]) -> dict[str, Any]:
+    m.pop("reasoning_details", None)
+    m.pop("extra_content", None)
+    if isinstance(m.get("tool_calls"), list):
+        m["tool_calls"] = [
+            {k: v for k, v in c.items() if k in ("id", "type", "function")} if isinstance(c, dict) else c
+            for c in m["tool_calls"]
+        ]
     return m

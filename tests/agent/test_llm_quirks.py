@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agent.llm import ChatClient, MemoryCapabilityStore
@@ -9,7 +11,7 @@ from agent.loop import AgentLoop, TurnDone, TurnError
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
 from agent.tools.results import ToolResult
 from tests.fakellm import Reply, ScriptedLLM
-from tests.wire import REFUSAL_CASES
+from tests.wire import REFUSAL_CASES, error
 from tests.wire.replay import replay, uses
 
 LOOP_FEATURES = ("tools", "stream_tools", "system_role", "stream_options")
@@ -69,6 +71,34 @@ def test_reasoning_refused_by_the_server_is_no_longer_sent_back(server):
     assert client.complete(history) == "saved"
     assert [uses("reasoning_echo")(b) for b in server.chat_requests()] == [True, False]
     assert history[1]["reasoning_content"] == "thinking"  # the stored conversation keeps it
+    client.close()
+
+
+def test_signatures_from_another_server_are_dropped_for_a_server_that_refuses_them(server):
+    """A chat moved from Gemini or OpenRouter to Mistral: its history carries their signatures,
+    which Mistral refuses (422 extra_forbidden, as for reasoning_content)."""
+    from tests.wire.mistral import _extra_forbidden
+
+    refusal = error(422, _extra_forbidden("messages", 1, "assistant", "tool_calls", 0, "extra_content", value={}))
+
+    def carries(body: dict) -> bool:
+        return any("extra_content" in json.dumps(m) or "reasoning_details" in m for m in body["messages"])
+
+    server.when(carries, Reply(raw=refusal))
+    server.default = lambda body: Reply(text="saved")
+    client = ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0)
+    call = {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": "{}"},
+            "extra_content": {"google": {"thought_signature": "SIG"}}}  # fmt: skip
+    history = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": None, "tool_calls": [call], "reasoning_details": [{"type": "reasoning.text"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "user", "content": "c"},
+    ]
+    assert client.complete(history) == "saved"
+    assert [carries(b) for b in server.chat_requests()] == [True, False]
+    assert client.complete(history) == "saved" and not carries(server.chat_requests()[-1])  # remembered
+    assert history[1]["tool_calls"][0]["extra_content"]  # the stored conversation keeps them
     client.close()
 
 
