@@ -108,7 +108,8 @@ def _echoes(request: dict[str, Any], key: str) -> bool:
     for m in request.get("messages", []):
         if not isinstance(m, dict):
             continue
-        calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+        raw_calls = m.get("tool_calls")
+        calls: list[Any] = raw_calls if isinstance(raw_calls, list) else []
         if key in m or any(isinstance(c, dict) and key in c for c in calls):
             return True
     return False

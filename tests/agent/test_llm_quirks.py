@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -89,7 +90,7 @@ def test_signatures_from_another_server_are_dropped_for_a_server_that_refuses_th
     client = ChatClient(base_url=server.base_url, api_key="k", model="m", max_retries=0)
     call = {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": "{}"},
             "extra_content": {"google": {"thought_signature": "SIG"}}}  # fmt: skip
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "a"},
         {"role": "assistant", "content": None, "tool_calls": [call], "reasoning_details": [{"type": "reasoning.text"}]},
         {"role": "tool", "tool_call_id": "c1", "content": "ok"},
