@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 _DECODER = json.JSONDecoder()
@@ -51,28 +52,31 @@ def merge_arguments(pieces: list[str]) -> str:
         return merged
     if is_object(pieces[-1]):
         return pieces[-1]
-    whole = _back_to_back_objects(joined)
-    return whole[-1] if whole else joined
+    # The whole arguments sent twice, in pieces or at once, in any order: the last one.
+    whole = back_to_back(joined)
+    if whole and all(isinstance(v, dict) for v in whole):
+        return json.dumps(whole[-1], ensure_ascii=False)
+    return joined
 
 
-def _back_to_back_objects(text: str) -> list[str]:
-    """The objects of `{…}{…}` (the whole arguments sent twice, in pieces or at once, in any
-    order); [] unless the text is nothing but whole objects."""
-    out: list[str] = []
+def back_to_back(text: str, *, between: str = "", stop: str = "") -> list[Any] | None:
+    """The JSON values `text` holds one after another (`{…}{…}`, `{…} [{…}]`), with whitespace
+    and the characters of `between` between them and `stop` ending them; None unless the text
+    is nothing but that."""
+    values: list[Any] = []
     pos = 0
     while pos < len(text):
-        if text[pos].isspace():
+        if text[pos].isspace() or text[pos] in between:
             pos += 1
             continue
+        if stop and text.startswith(stop, pos):
+            break
         try:
-            obj, end = _DECODER.raw_decode(text, pos)
+            value, pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError:
-            return []
-        if not isinstance(obj, dict):
-            return []
-        out.append(text[pos:end])
-        pos = end
-    return out
+            return None
+        values.append(value)
+    return values
 
 
 def decode_arguments(text: str) -> str:

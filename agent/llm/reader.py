@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agent.llm.arguments import back_to_back
 from agent.llm.errors import MAX_HTML, html_summary, readable_detail
 from agent.llm.types import LLMError
 
@@ -137,24 +138,10 @@ def _sse_event(data: str, where: str) -> tuple[bool, list[Payload]]:
     return "[DONE]" in text.split("\n")[-1], out
 
 
-_DECODER = json.JSONDecoder()
-
-
 def _back_to_back(text: str) -> list[Any]:
-    """The JSON values of `text` written one after another (a `[DONE]` among them ends it);
-    raises `JSONDecodeError` when it is not that."""
-    values: list[Any] = []
-    pos = 0
-    while pos < len(text):
-        if text[pos].isspace():
-            pos += 1
-            continue
-        if text.startswith("[DONE]", pos):
-            break
-        value, pos = _DECODER.raw_decode(text, pos)
-        values.append(value)
-    if len(values) < 2:
-        raise json.JSONDecodeError("not one JSON value", text, 0)
+    values = back_to_back(text, stop="[DONE]")
+    if values is None or len(values) < 2:
+        raise json.JSONDecodeError("not JSON values one after another", text, 0)
     return values
 
 

@@ -14,6 +14,7 @@ import json
 import re
 import uuid
 
+from agent.llm.arguments import back_to_back
 from agent.llm.native_calls import MARKERS as NATIVE_MARKERS
 from agent.llm.native_calls import parse_native_calls
 from agent.llm.types import ToolCallRequest
@@ -78,17 +79,8 @@ def _bare_calls(text: str) -> list[ToolCallRequest]:
     fenced = _BARE_FENCE.match(text)
     bare = (fenced.group(1) if fenced else text).strip()
     bare = _END_TOKEN.sub("", bare).strip()
-    objs: list[object] = []
-    pos = 0
-    while pos < len(bare):
-        if bare[pos] in " \t\r\n;,":
-            pos += 1
-            continue
-        try:
-            value, pos = _DECODER.raw_decode(bare, pos)
-        except json.JSONDecodeError:
-            return []
-        objs.extend(value if isinstance(value, list) else [value])
+    values = back_to_back(bare, between=";,") or []
+    objs = [obj for value in values for obj in (value if isinstance(value, list) else [value])]
     calls = []
     for obj in objs:
         if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
@@ -103,7 +95,6 @@ def _bare_calls(text: str) -> list[ToolCallRequest]:
     return calls
 
 
-_DECODER = json.JSONDecoder()
 _END_TOKEN = re.compile(r"(?:<\|[a-z_]+\|>\s*)+$")
 
 

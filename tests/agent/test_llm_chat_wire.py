@@ -7,7 +7,9 @@ import pytest
 from tests import dbs
 from tests.cli import CLIHome, new_home
 from tests.wire import ANSWER_CASES, ERROR_CASES, REFUSAL_CASES, TEMPLATE_THINK_CASES, TOOL_CASES, WireCase
+from tests.wire.gemini import SIGNATURE
 from tests.wire.replay import FOLLOW_UP, replay, uses
+from tests.wire.thinking_templates import CLAUDE_SIGNATURE, CLAUDE_THOUGHT
 
 MARKUP = ("<tool_call>", "<function=", "<parameter", "<|", "<｜", "[TOOL_CALLS]", "<think>", "</think>")
 
@@ -119,22 +121,6 @@ def test_a_call_that_cannot_be_read_is_said_in_the_turn(home, server):
     assert "note: The model's call to memory could not be read — nothing was saved." in r.stderr
 
 
-def test_gemini_signature_is_stored_and_sent_back_in_a_resumed_session(home, server):
-    from tests.wire.gemini import CASES as GEMINI
-    from tests.wire.gemini import SIGNATURE
-
-    case = GEMINI[0]
-    replay(server, case)
-    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "gemini-resume"}
-    first = home.manage("chat", "--session", "gm", "-m", "remember", env=env)
-    assert first.returncode == 0 and FOLLOW_UP in first.stdout, first.stderr
-    second = home.manage("chat", "--session", "gm", "-m", "next", env=env)  # a new process, history from the database
-    assert second.returncode == 0 and FOLLOW_UP in second.stdout, second.stderr
-    resumed = server.chat_requests()[-1]["messages"]
-    calls = [tc for m in resumed if m["role"] == "assistant" and m.get("tool_calls") for tc in m["tool_calls"]]
-    assert calls[0]["extra_content"]["google"]["thought_signature"] == SIGNATURE
-
-
 @pytest.mark.parametrize("case", TEMPLATE_THINK_CASES, ids=str)
 def test_a_template_that_opens_the_think_block_is_learned_from_its_first_reply(home, server, case):
     replay(server, case)
@@ -155,16 +141,30 @@ def test_a_template_that_opens_the_think_block_is_learned_from_its_first_reply(h
     assert "note:" not in second.stderr
 
 
-def test_signed_reasoning_details_come_back_in_a_resumed_session(home, server):
-    from tests.wire.thinking_templates import CASES as THIRD
+def _gemini_signature(message: dict) -> object:
+    return message["tool_calls"][0]["extra_content"]["google"]["thought_signature"]
 
-    case = THIRD[0]
+
+def _signed_thinking(message: dict) -> object:
+    return (message["reasoning_details"][0]["text"], message["reasoning_details"][0]["signature"])
+
+
+@pytest.mark.parametrize(
+    ("case_name", "sent_back", "expected"),
+    [
+        ("gemini3_signed_calls_without_index", _gemini_signature, SIGNATURE),
+        ("openrouter_claude_signed_reasoning_details", _signed_thinking, (CLAUDE_THOUGHT, CLAUDE_SIGNATURE)),
+    ],
+)  # fmt: skip
+def test_what_a_server_put_on_its_reply_goes_back_in_a_resumed_session(home, server, case_name, sent_back, expected):
+    """Stored with the message and sent back by a new process reading the history from the database."""
+    case = next(c for c in TOOL_CASES if c.name == case_name)
     replay(server, case)
-    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": "openrouter-resume"}
-    first = home.manage("chat", "--session", "or", "-m", "remember", env=env)
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "HERMES_MODEL": f"{case_name}-resume"}
+    first = home.manage("chat", "--session", case_name, "-m", "remember", env=env)
     assert first.returncode == 0 and FOLLOW_UP in first.stdout, first.stderr
-    second = home.manage("chat", "--session", "or", "-m", "next", env=env)  # history from the database
+    second = home.manage("chat", "--session", case_name, "-m", "next", env=env)
     assert second.returncode == 0 and FOLLOW_UP in second.stdout, second.stderr
     resumed = server.chat_requests()[-1]["messages"]
-    details = [m["reasoning_details"] for m in resumed if m["role"] == "assistant" and m.get("tool_calls")]
-    assert details[0][0]["signature"] and details[0][0]["text"] == case.reasoning
+    answered = [m for m in resumed if m["role"] == "assistant" and m.get("tool_calls")]
+    assert sent_back(answered[0]) == expected

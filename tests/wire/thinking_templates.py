@@ -16,8 +16,8 @@ _R1_THOUGHT = (
 )
 _R1_ANSWER = "Hello! How can I assist you today?"
 _MAGISTRAL_THOUGHT = "The user states a preference; I should store it."
-_CLAUDE_THOUGHT = "The user wants this kept. Save it with the memory tool."
-_CLAUDE_SIGNATURE = "EqQBCkgIARABGAIiQL0vYRFsSIGNED"
+CLAUDE_THOUGHT = "The user wants this kept. Save it with the memory tool."
+CLAUDE_SIGNATURE = "EqQBCkgIARABGAIiQL0vYRFsSIGNED"
 _CLAUDE_MODEL = "anthropic/claude-sonnet-4.5"
 
 # Anthropic's refusal (through OpenRouter) of a tool-call follow-up whose thinking block is missing.
@@ -43,11 +43,7 @@ def _signed_thinking_back(request: dict[str, Any]) -> Raw:
     for m in request.get("messages", []):
         if m.get("role") == "assistant" and m.get("tool_calls"):
             details = m.get("reasoning_details") or []
-            if (
-                details
-                and details[0].get("text") == _CLAUDE_THOUGHT
-                and details[0].get("signature") == _CLAUDE_SIGNATURE
-            ):
+            if details and details[0].get("text") == CLAUDE_THOUGHT and details[0].get("signature") == CLAUDE_SIGNATURE:
                 return sse(chunk({"role": "assistant", "content": FOLLOW_UP}, "stop", model=_CLAUDE_MODEL))
     return MISSING_THINKING
 
@@ -61,9 +57,9 @@ CASES = [
         21,
         sse(
             ": OPENROUTER PROCESSING\n\n",
-            _details(_CLAUDE_THOUGHT[:20]),
-            _details(_CLAUDE_THOUGHT[20:]),
-            _details("", signature=_CLAUDE_SIGNATURE),  # the signature last, in an item of its own
+            _details(CLAUDE_THOUGHT[:20]),
+            _details(CLAUDE_THOUGHT[20:]),
+            _details("", signature=CLAUDE_SIGNATURE),  # the signature last, in an item of its own
             chunk({"tool_calls": [{"index": 0, "id": "toolu_01A", "type": "function",
                                    "function": {"name": "memory", "arguments": memory_json("openrouter-signed")}}]},
                   model=_CLAUDE_MODEL),
@@ -71,7 +67,7 @@ CASES = [
         ),
         stream=True,
         saves=("openrouter-signed",),
-        reasoning=_CLAUDE_THOUGHT,
+        reasoning=CLAUDE_THOUGHT,
         follow_up=_signed_thinking_back,
     ),
     WireCase(
