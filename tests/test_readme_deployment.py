@@ -249,8 +249,15 @@ def test_the_readmes_nginx_example_serves_both_workers_with_websockets(deploymen
         for n in range(4):  # no sticky sessions: the proxy takes turns, and each worker knows the login
             with opener.open(f"http://127.0.0.1:{proxy}/memory/?through=nginx-{n}", timeout=60) as resp:
                 assert resp.status == 200 and "Log out" in resp.read().decode("utf-8", "replace")
+
+        # nginx writes a request's log line after it sent the response: wait for all four.
+        def through() -> list[str]:
+            lines = (folder / "access.log").read_text(encoding="utf-8").splitlines()
+            return [line for line in lines if "through=nginx-" in line]
+
+        _wait(lambda: len(through()) >= 4, "nginx's access log", d, timeout=30)
         log = (folder / "access.log").read_text(encoding="utf-8").splitlines()
-        served = [line.rsplit(":", 1)[1] for line in log if "through=nginx-" in line]
+        served = [line.rsplit(":", 1)[1] for line in through()]
         assert sorted(served) == sorted([d.ports["8765"], d.ports["8766"]] * 2), log
         cookie = "; ".join(f"{c.name}={c.value}" for c in jar)
         asyncio.run(_notify_socket_opens(proxy, cookie))  # the upgrade passes, Host and Origin agree
