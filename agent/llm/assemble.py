@@ -255,9 +255,6 @@ class Assembler:
         self.usage: Usage | None = None
         self.guard = MarkupGuard(tools_offered)
         self.think = ThinkSplitter(think_opened)
-        # What this reply taught about the template: the closing tag when the reply closed a
-        # block it never opened, "" when it did not (None: nothing to tell).
-        self.think_opened: str | None = None
         self._tails = {"text": "", "reasoning": ""}
 
     def _joined(self, kind: str, piece: str) -> str:
@@ -305,6 +302,15 @@ class Assembler:
                 self.finish_reason = str(choice["finish_reason"])
         return events
 
+    @property
+    def think_opened(self) -> str | None:
+        """What this reply taught about the template: the closing tag when it closed a block it
+        never opened, "" when a block the template was thought to open never closed (the
+        finding is wrong), None when it tells nothing."""
+        if self.think.orphan:
+            return self.think.orphan
+        return "" if self.think.unclosed.strip() else None
+
     def _template_opened(self, events: list[StreamEvent]) -> None:
         """The reply closed a block it never opened: the template opened it in the prompt.
         What came before the tag was thinking. It has streamed as text already (the next
@@ -314,7 +320,6 @@ class Assembler:
         self.reasoning.append(thought)
         events.append(ReasoningChunk(thought))
         self.text = []
-        self.think_opened = self.think.orphan
         events.append(Notice(TEMPLATE_THINK_NOTICE))
 
     def _whole_message(self, message: Any) -> Any:
@@ -354,8 +359,6 @@ class Assembler:
         if self.think.unclosed:
             # A block the template opens that this reply never closed: it was the answer.
             self.reasoning = ["".join(self.reasoning).replace(self.think.unclosed, "", 1)]
-            if self.think.unclosed.strip():
-                self.think_opened = ""
         calls = self.calls.calls()
         text, parsed = self._text_calls(events)
         # Markup arguments get what streamed arguments get: fences, stray tokens, string literals.
