@@ -291,6 +291,19 @@ class PendingWrite(models.Model):
 
     STATUSES = [("pending", "pending"), ("approved", "approved"), ("rejected", "rejected"), ("failed", "failed")]
 
+    class Hold(models.TextChoices):
+        """Why a held write waits; APPROVAL: not held, it waits because approval mode is on."""
+
+        APPROVAL = "", "Waits for approval"
+        UNSUPPORTED = "unsupported", "Not shown by the conversation"
+        CONFLICT = "conflict", "Conflict"
+        UNTESTED = "untested", "Not shown to work"
+        DUPLICATE = "duplicate", "Already known"
+        INSTRUCTION = "instruction", "Instruction"
+        REMOVAL = "removal", "Removal"
+        SECRET = "secret", "Secret"
+        UNCHECKED = "unchecked", "Could not be checked"
+
     kind = models.CharField(max_length=10)  # memory | skill
     tool_name = models.CharField(max_length=40)
     arguments = models.JSONField()
@@ -301,6 +314,7 @@ class PendingWrite(models.Model):
     # Held because its evidence was missing or not found in the conversation (not for approval mode).
     unsupported = models.BooleanField(default=False)
     reason = models.TextField(blank=True, default="")
+    hold_kind = models.CharField(max_length=12, choices=Hold.choices, default=Hold.APPROVAL, blank=True)
     # A conflict hold: the existing entry the write contradicts, {"target": ..., "text": ...}.
     conflict = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -311,14 +325,6 @@ class PendingWrite(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.status})"
-
-    @property
-    def hold_kind(self) -> str:
-        """Why a held write waits: "conflict", "untested", "duplicate", "instruction", "removal" or
-        "unsupported" (its reason's first word)."""
-        first = self.reason.split(":", 1)[0].strip().casefold()
-        kinds = ("conflict", "untested", "duplicate", "instruction", "removal")
-        return first if first in kinds else "unsupported"
 
     def _claim(self) -> bool:
         """Mark the item decided; False if another request (a second tab, a double click) got there first."""

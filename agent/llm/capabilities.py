@@ -26,6 +26,12 @@ class Capabilities:
     # sent back with them: a chat moved to a strict server (Mistral answers 422) drops them
     provider_echo: bool | None = None
     images: bool | None = None  # accepts image_url content parts (a vision model)
+    # accepts `response_format` with a JSON schema (structured output); the verifier asks for it
+    response_format: bool | None = None
+    embeddings: bool | None = None  # serves /v1/embeddings for this model (recall and nearest entries by meaning)
+    # writes tool calls as text in its own template's markup because the server's tool parser is off:
+    # learned from a reply whose native tool channel was empty while its whole output was such markup
+    text_calls: bool | None = None
     # The closing tag when the model's chat template opens a think block in the prompt, so its
     # replies start inside it (learned from a reply that closed a block it never opened).
     think_opened: str = ""

@@ -316,5 +316,12 @@ def _held(kind: str, tool_name: str, args: dict[str, Any], ctx: ToolContext, dec
         review_id=ctx.review_id,
         unsupported=True,
         reason=decision.held_reason,
+        hold_kind=_hold_kind(decision.held_reason),
         conflict=decision.conflict or {},
     )
+
+
+def _hold_kind(reason: str) -> str:
+    first = reason.split(":", 1)[0].strip().casefold()
+    kinds = {k.value for k in PendingWrite.Hold} - {"", "unsupported"}
+    return first if first in kinds else PendingWrite.Hold.UNSUPPORTED

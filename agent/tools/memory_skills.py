@@ -94,6 +94,7 @@ def offer_removal(where: str, entry: str, skill: str, ctx: ToolContext) -> Pendi
         session_id=ctx.session_id,
         review_id=ctx.review_id,
         unsupported=True,
+        hold_kind=PendingWrite.Hold.REMOVAL,
         reason=(
             f"{REMOVAL}: the new skill '{skill}' holds this procedure now, so it is known twice. Approve to "
             "remove the entry from memory (the skill keeps it), or reject to keep both."

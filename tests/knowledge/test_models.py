@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.history.workers import this_worker
-from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun
+from knowledge.models import ChatSession, KnowledgeChange, Message, ReviewRun
 
 pytestmark = pytest.mark.django_db
 
@@ -74,19 +74,6 @@ def test_deleting_a_chat_removes_its_messages_and_keeps_what_was_learned():
     assert not Message.objects.exists()
     assert ReviewRun.objects.get(pk=run.pk).session_id is None
     assert KnowledgeChange.objects.get(pk=change.pk).review_id == run.pk
-
-
-@pytest.mark.parametrize(
-    ("reason", "kind"),
-    [
-        ("Conflict: it is about the same thing as ...", "conflict"),
-        ("Untested: nothing shows these steps ran", "untested"),
-        ("Unsupported: the quote is about someone else", "unsupported"),
-        ("No evidence was given", "unsupported"),
-    ],
-)
-def test_a_held_write_says_what_kind_of_hold_it_is(reason, kind):
-    assert PendingWrite(reason=reason, unsupported=True).hold_kind == kind
 
 
 def test_an_answer_stopped_before_its_first_token_is_never_sent_to_the_model():
