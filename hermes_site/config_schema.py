@@ -84,8 +84,8 @@ class Setting:
 
     def coerce(self, value: Any) -> Any:
         """`value` as this key's type, or ConfigError naming the key and what it allows."""
-        if isinstance(value, bool) and self.choices[:1] == ("off",):
-            value = self.choices[int(value)]  # YAML 1.1 reads a bare `off` as false: (false word, true word)
+        if "off" in self.choices:
+            value = self._on_off(value)
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if self.type is tuple and isinstance(value, list):
@@ -94,6 +94,17 @@ class Setting:
         if not ok or not self.check(value):
             raise ConfigError(f"config.yaml: {self.name} must be {self.allowed}, got {_shown(value)}", self.name)
         return value
+
+    def _on_off(self, value: Any) -> Any:
+        """An on/off-like choice written the ways people write it: YAML 1.1 reads a bare `off` or `no`
+        as false, and "false" / "no" mean off too; true means the one other choice, when there is one."""
+        if value is False or (isinstance(value, str) and value.strip().casefold() in OFF_WORDS):
+            return "off"
+        others = [c for c in self.choices if c != "off"]
+        return others[0] if value is True and len(others) == 1 else value
+
+
+OFF_WORDS = ("off", "false", "no")
 
 
 def _shown(value: Any) -> str:

@@ -213,3 +213,20 @@ def test_key_specs_describe_every_key_for_a_form():
     with pytest.raises(hermes_config.ConfigError, match="config.yaml: learning.evidence must be"):
         evidence.coerce("sometimes")
     assert specs["memory.provider"].choices == ("", "session_recall") and specs["model.name"].choices == ()
+
+
+@pytest.mark.parametrize("written", ["off", "false", "no", "Off", '"false"', "'no'"])
+def test_every_on_off_choice_written_unquoted_or_quoted_reads_as_off(tmp_path, written):
+    # YAML 1.1 reads a bare off / no as false: start-up must not stop on it, for every on/off-like choice.
+    (tmp_path / "config.yaml").write_text(f"learning:\n  verify: {written}\n  evidence: {written}\n")
+    learning = hermes_config.load(tmp_path).learning
+    assert (learning.verify, learning.evidence) == ("off", "off")
+
+
+def test_true_reads_as_the_one_other_choice_and_nonsense_still_names_the_key(tmp_path):
+    (tmp_path / "config.yaml").write_text("learning:\n  verify: true\n  evidence: yes\n")
+    learning = hermes_config.load(tmp_path).learning
+    assert (learning.verify, learning.evidence) == ("model", "required")
+    (tmp_path / "config.yaml").write_text("learning:\n  verify: maybe\n")
+    with pytest.raises(ConfigError, match="learning.verify must be"):
+        hermes_config.load(tmp_path)
