@@ -7,6 +7,8 @@ compression.
 
 from __future__ import annotations
 
+import re
+
 from hermes_site.config import Config
 from knowledge.memory.store import MemoryStore
 from knowledge.skills.store import SkillStore
@@ -18,6 +20,32 @@ IDENTITY = (
     "(session_search). Save durable facts about the user and how they like to work to memory; "
     "keep entries short and specific."
 )
+
+# The tags that fence text inside what the model reads: context recalled by memory providers
+# (<memory-context>, agent/learning/providers.py) and an invoked skill's body (<skill>,
+# agent/chat/slash.py). Text put inside a fence must not be able to open or close one.
+FENCE_TAGS = ("memory-context", "skill")
+
+# An opening or closing tag of a fence as a model may read it: any case, spaces around the
+# slash and the name, "_" or a space for the hyphen, attributes, an escaped or full-width
+# bracket, or no closing bracket at all.
+_NAMES = "|".join(re.escape(tag).replace(r"\-", r"[\s_-]*") for tag in FENCE_TAGS)
+_FENCE_MARKER = re.compile(
+    rf"(?:<|&lt;|&#0*60;|&#x0*3c;|\uff1c)\s*(/?)\s*({_NAMES})(?![\w-])([^<>\n]*?)(>|&gt;|&#0*62;|&#x0*3e;|\uff1e|(?=[<\n])|$)",
+    re.IGNORECASE,
+)
+
+
+def _look_alike(match: re.Match[str]) -> str:
+    slash, name, rest, closer = match.groups()
+    return f"‹{slash}{name}{rest}{'›' if closer else ''}"
+
+
+def neutral_fences(text: str) -> str:
+    """`text` with every fence tag turned into a look-alike in single guillemets (‹/memory-context›):
+    the model still reads what was written, but nothing inside a fence can end it early and make
+    what follows read as the person's own words."""
+    return _FENCE_MARKER.sub(_look_alike, text)
 
 
 def build_system_prompt(config: Config) -> str:

@@ -5,7 +5,9 @@ user might say next (`queue_prefetch`), and is asked for context at the start of
 (`prefetch`). The manager calls every configured provider with the ORIGINAL user message (not
 a skill expanded into it), logs and swallows provider failures so they never reach the chat,
 and the runner injects prefetched context into the API copy of the current user message only
-— fenced as <memory-context> and marked as not user input — so it is never stored.
+— fenced as <memory-context> and marked as not user input — so it is never stored. Whatever a
+provider returns (a recalled past message, an external service's text) has its fence tags
+neutralised first, so it cannot close the fence and speak as the person.
 
 The shipped provider, `session_recall`, matches the user's message against the full-text
 index of past sessions and offers the best excerpts.
@@ -23,6 +25,7 @@ from typing import Any
 
 from django.db import close_old_connections
 
+from knowledge.prompt import neutral_fences
 from knowledge.search import search_sessions
 from knowledge.search.snippets import snippet_to_text
 from knowledge.verification.threat_scan import masked
@@ -159,12 +162,14 @@ class ProviderManager:
 
 
 def inject_context(messages: list[dict[str, Any]], context: str) -> list[dict[str, Any]] | None:
-    """An API copy of `messages` with `context` fenced into the last user message."""
+    """An API copy of `messages` with `context` fenced into the last user message; fence tags in
+    `context` are neutralised, so the fence closes exactly once, at its end."""
     if not context:
         return None
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             copy = list(messages)
-            copy[i] = {**messages[i], "content": f"{FENCE_OPEN}{context}{FENCE_CLOSE}\n\n{messages[i]['content']}"}
+            fenced = f"{FENCE_OPEN}{neutral_fences(context)}{FENCE_CLOSE}"
+            copy[i] = {**messages[i], "content": f"{fenced}\n\n{messages[i]['content']}"}
             return copy
     return None
