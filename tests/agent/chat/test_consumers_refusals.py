@@ -119,3 +119,37 @@ def test_a_version_frame_naming_no_message_is_refused_and_the_socket_stays_open(
     assert unknown["type"] == "error" and "not part of this chat" in unknown["error"] and unknown["retry"] is False
     assert ready == {"type": "ready"}
     assert server.query("SELECT count(*) FROM knowledge_message") == [(0,)]  # nothing stored
+
+
+BAD_IMAGES = {
+    "past-64-bits": {"images": [2**63]},
+    "10^30": {"images": [10**30]},
+    "negative": {"images": [-1]},
+    "zero": {"images": [0]},
+    "float": {"images": [1.5]},
+    "string": {"images": "7"},
+    "string-id": {"images": ["7"]},
+    "true": {"images": [True]},
+    "nested": {"images": [[1]]},
+    "over-the-limit": {"images": [1, 2, 3, 4, 5]},
+    "huge-list": {"images": [2**63] * 50_000},
+    "attachments": {"attachments": [2**63]},
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_IMAGES.values()), ids=list(BAD_IMAGES))
+def test_bad_image_ids_get_an_error_frame_and_the_socket_stays_open(server: Daphne, bad: dict[str, object]) -> None:
+    client, session = _owner(server)
+
+    async def run() -> tuple[dict[str, str], dict[str, str]]:
+        async with await _open(server, client, f"/ws/chat/{session}/") as ws:
+            await ws.send(json.dumps({"type": "message", "text": "look at this", **bad}))
+            refusal = json.loads(await asyncio.wait_for(ws.recv(), 20))
+            await ws.send(json.dumps({"type": "ping"}))
+            return refusal, json.loads(await asyncio.wait_for(ws.recv(), 10))
+
+    refusal, pong = asyncio.run(run())
+    assert refusal["type"] == "error" and refusal["error"].endswith("Nothing was sent.")
+    assert pong == {"type": "pong"}
+    assert server.query("SELECT count(*) FROM knowledge_message") == [(0,)]
+    assert "Traceback" not in server.log()

@@ -10,7 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agent.chat import service as chat_service
-from agent.chat.validation import message_error
+from agent.chat.validation import MAX_ROW_ID, images_of, message_error
 from knowledge.models import Message
 from tests.agent.ws import open_socket
 from tests.cli import new_home
@@ -18,6 +18,7 @@ from tests.conftest import write_config
 
 TOO_LONG = "The message is 101 characters; the limit is 100. Nothing was sent."
 EMPTY = "The message is empty. Nothing was sent."
+NOT_IDS = '"images" must be a list of the ids of attached images (whole numbers). Nothing was sent.'
 
 
 def test_a_message_within_the_limit_passes():
@@ -66,3 +67,12 @@ def test_the_terminal_gets_the_same_words_and_nothing_is_stored(tmp_path, server
     assert f"error: {TOO_LONG}" in r.stderr and "Traceback" not in r.stderr
     assert home.query("select count(*) from knowledge_message where role='user'") == [(0,)]
     assert not server.requests
+
+
+def test_image_ids_are_whole_numbers_a_database_row_can_have():
+    assert images_of({"images": [1, MAX_ROW_ID, 1]}, 4) == ((1, MAX_ROW_ID), None)
+    for bad in ([MAX_ROW_ID + 1], [10**30], [0], [-3], [2.0], ["2"], [None], "2", {"id": 2}):
+        ids, problem = images_of({"images": bad}, 4)
+        assert ids == () and problem == NOT_IDS, bad
+    ids, problem = images_of({"images": [1] * 100_000}, 4)
+    assert problem == "A message can carry 4 images; this one has 100,000. Nothing was sent."
