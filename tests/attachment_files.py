@@ -2,11 +2,13 @@
 
 `text_pdf` writes the objects by hand (a page per string, Helvetica text), with a correct
 cross-reference table, so pypdf reads it as any PDF from a word processor. The other kinds
-(encrypted, only blank pages) are written with pypdf itself.
+(encrypted, only blank pages) are written with pypdf itself. The hostile ones (a decompression
+bomb, pages sharing one slow stream, an unknown compression) are written by hand like `text_pdf`.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 import zlib
@@ -18,22 +20,8 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def text_pdf(pages: list[str]) -> bytes:
-    """A PDF with one page per string; each string's lines are written top to bottom."""
-    objects: list[bytes] = []
-    count = len(pages)
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(count))
-    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for i, text in enumerate(pages):
-        lines = " ".join(f"({_escape(line)}) Tj 0 -14 Td" for line in text.splitlines() or [""])
-        stream = f"BT /F1 11 Tf 40 800 Td {lines} ET".encode("latin-1")
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
-            f"/Contents {5 + 2 * i} 0 R >>".encode()
-        )
-        objects.append(b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream")
+def _assemble(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1, the first the catalog) with its cross-reference table."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []
@@ -46,6 +34,69 @@ def text_pdf(pages: list[str]) -> bytes:
         out.write(f"{offset:010d} 00000 n \n".encode())
     out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
+
+
+def _stream(data: bytes, extra: str = "") -> bytes:
+    return f"<< /Length {len(data)}{extra} >>\nstream\n".encode() + data + b"\nendstream"
+
+
+def _page(contents: int) -> bytes:
+    return (
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
+        f"/Contents {contents} 0 R >>".encode()
+    )
+
+
+def _head(kids: list[int]) -> list[bytes]:
+    refs = " ".join(f"{k} 0 R" for k in kids)
+    return [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{refs}] /Count {len(kids)} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+
+
+def text_pdf(pages: list[str]) -> bytes:
+    """A PDF with one page per string; each string's lines are written top to bottom."""
+    objects = _head([4 + 2 * i for i in range(len(pages))])
+    for i, text in enumerate(pages):
+        lines = " ".join(f"({_escape(line)}) Tj 0 -14 Td" for line in text.splitlines() or [""])
+        objects.append(_page(5 + 2 * i))
+        objects.append(_stream(f"BT /F1 11 Tf 40 800 Td {lines} ET".encode("latin-1")))
+    return _assemble(objects)
+
+
+@functools.cache
+def flate_bomb_pdf(pages: int = 20, inflated: int = 70 * 1024 * 1024) -> bytes:
+    """Pages of compressed blank space: each page's content stream inflates from ~70 KB to `inflated`
+    bytes (just under pypdf's own cap on one stream), so the whole file of ~1.4 MB asks for GBs."""
+    packer = zlib.compressobj(9)
+    chunk = b" " * (1024 * 1024)
+    packed = b"".join(packer.compress(chunk) for _ in range(inflated // len(chunk))) + packer.flush()
+    objects = _head([4 + 2 * i for i in range(pages)])
+    for i in range(pages):
+        objects.append(_page(5 + 2 * i))
+        objects.append(_stream(packed, " /Filter /FlateDecode"))
+    return _assemble(objects)
+
+
+@functools.cache
+def shared_stream_pdf(pages: int = 300, operators: int = 100_000) -> bytes:
+    """Pages that all show one compressed content stream of `operators` text-showing operators:
+    a small file whose every page is slow to read (each shows an empty string: no text at all)."""
+    content = b"BT /F1 11 Tf 40 800 Td " + b"() Tj " * operators + b"ET"
+    objects = _head([5 + i for i in range(pages)])
+    objects.append(_stream(zlib.compress(content, 9), " /Filter /FlateDecode"))
+    objects.extend(_page(4) for _ in range(pages))
+    return _assemble(objects)
+
+
+def unknown_filter_pdf() -> bytes:
+    """A page whose content stream names a compression no reader knows."""
+    objects = _head([4])
+    objects.append(_page(5))
+    objects.append(_stream(b"BT /F1 11 Tf 40 800 Td (hidden) Tj ET", " /Filter /NoSuchDecode"))
+    return _assemble(objects)
 
 
 def blank_pdf(pages: int = 1) -> bytes:
