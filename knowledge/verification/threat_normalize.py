@@ -24,6 +24,7 @@ import re
 import unicodedata
 
 from knowledge.verification.threat_confusables import CONFUSABLES as GENERATED_CONFUSABLES
+from knowledge.verification.threat_confusables import script
 from knowledge.verification.threat_decode import decoded_runs
 
 MAX_SCAN_CHARS = 65_536
@@ -165,7 +166,7 @@ def base(text: str, hidden_as: str = "") -> str:
 
 # -- confusables (a small TR39-style table: the letters that pass for Latin ones) ---------------
 
-_CONFUSABLES = str.maketrans(
+_CONFUSABLE_LETTERS: dict[str, str] = (
     GENERATED_CONFUSABLES
     | {
         # Cyrillic
@@ -182,9 +183,14 @@ _CONFUSABLES = str.maketrans(
         # Armenian, Latin extensions and IPA letters that pass for ASCII
         "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j",
         "ʟ": "l", "ɪ": "i", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɴ": "n", "ᴏ": "o", "ʀ": "r",
-        "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z",
+        "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z", "ɾ": "r", "ɽ": "r", "ɼ": "r",
     }  # by hand: look-alikes the table lists as multi-letter or not at all, which take precedence
 )  # fmt: skip
+_CONFUSABLES = str.maketrans(_CONFUSABLE_LETTERS)
+# A stroke passes for a lower-case l and for a capital I alike ("aӏӏ", "ӏgnore"): the second reading.
+_OTHER_STROKE = str.maketrans(
+    {ch: ("i" if letter in "lL" else "l") for ch, letter in _CONFUSABLE_LETTERS.items() if letter in "lLI"}
+)
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 # A word holding both a letter and a digit or symbol: the lookaheads stop at the word's first
 # ones, and words start only after a non-word character, so each word is read a bounded number
@@ -206,16 +212,51 @@ def _deleet(match: re.Match[str]) -> str:
 
 
 _CONFUSABLE_RX = re.compile(_fast_class(frozenset(_CONFUSABLES)))
+_STROKE_RX = re.compile(_fast_class(frozenset(_OTHER_STROKE)))
+_NOT_ASCII_LETTER = re.compile(r"[^A-Za-z]+")
+_WORD = re.compile(r"\w+")
+# Scripts a Latin word may be written beside without being a disguise ("Schrödinger's", "3rd").
+_NEUTRAL_SCRIPTS = frozenset({"COMMON", "INHERITED", "LATIN"})
 
 
-def fold_confusables(text: str) -> str:
+def _latin_text(text: str) -> bool:
+    """Mostly ASCII letters: a look-alike letter in it is a disguise, not the language of the text."""
+    ascii_letters = len(_NOT_ASCII_LETTER.sub("", text))
+    return ascii_letters >= len(text) - len(text.encode("ascii", "ignore"))
+
+
+@functools.lru_cache(maxsize=8192)
+def _disguised_word(word: str) -> bool:
+    """A word that mixes Latin letters with another script's ("ignоre"), or one made only of
+    look-alike letters: the words a disguise is written in. Ordinary Greek, Cyrillic or CJK
+    words hold letters that Unicode's table gives no Latin look-alike for, and stay as they are."""
+    scripts = {script(ch) for ch in word if ch.isalpha()}
+    if "LATIN" in scripts and scripts - _NEUTRAL_SCRIPTS:
+        return True
+    return all(ch in GENERATED_CONFUSABLES for ch in word if ch.isalpha() and not ch.isascii())
+
+
+def _fold_word(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return word.translate(_CONFUSABLES) if not word.isascii() and _disguised_word(word) else word
+
+
+def fold_confusables(text: str, *, strokes: bool = False) -> str:
     """Confusable letters folded onto the letters they pass for (none in ASCII text).
 
-    Looked for first (one table look-up per character), then one str.translate of the whole
-    text: a dictionary look-up per character, cheaper than translating each run of them."""
+    In text written mostly in ASCII letters every look-alike is folded, with one str.translate
+    (a dictionary look-up per character); in text written in another script only the disguised
+    words are, so an ordinary Greek or Russian note reads as itself. `strokes` reads the letters
+    that pass for both "l" and "I" the other way (the second reading of "ӏgnore")."""
     if text.isascii() or not _CONFUSABLE_RX.search(text):
         return text
-    return text.translate(_CONFUSABLES)
+    folded = text.translate(_CONFUSABLES) if _latin_text(text) else _WORD.sub(_fold_word, text)
+    return folded if not strokes else text.translate(_OTHER_STROKE).translate(_CONFUSABLES)
+
+
+def has_strokes(text: str) -> bool:
+    """Whether `text` holds a look-alike that passes for both "l" and "I" (a second reading is due)."""
+    return not text.isascii() and _STROKE_RX.search(text) is not None
 
 
 # A letter beside a digit or symbol: without one no word mixes them, and the word pass is skipped.
@@ -223,9 +264,9 @@ def fold_confusables(text: str) -> str:
 _MIXED_TRIGGER = re.compile(r"[\d@$!](?:(?<=[^\W\d_][\d@$!])|(?=[^\W\d_]))")
 
 
-def skeleton(text: str) -> str:
+def skeleton(text: str, *, strokes: bool = False) -> str:
     """Confusable letters folded to Latin, digits-as-letters read as letters; lower-cased."""
-    folded = fold_confusables(text)
+    folded = fold_confusables(text, strokes=strokes)
     if _MIXED_TRIGGER.search(folded):
         folded = _MIXED_WORD.sub(_deleet, folded)
     return folded.lower()
@@ -361,7 +402,10 @@ def read(text: str) -> tuple[list[str], list[str], bool]:
         folded = skeleton(source)
         plain = unaccented(folded)
         runs: list[str] = []
-        for variant in (source.lower(), folded, join_spread(folded, runs), plain, unjoined(plain)):
+        variants = [source.lower(), folded, join_spread(folded, runs), plain, unjoined(plain)]
+        if has_strokes(source):
+            variants.append(unaccented(skeleton(source, strokes=True)))
+        for variant in variants:
             variant = _collapse(variant)
             if variant not in seen:
                 seen.add(variant)
