@@ -17,7 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["PhraseHit", "find_phrases", "is_placeholder"]
+__all__ = ["REDACTED", "PhraseHit", "find_phrases", "is_placeholder"]
+
+# What a redacted value is replaced by; a value stops where an earlier redaction left this.
+REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ _NAMES: tuple[tuple[str, str, bool], ...] = (
         True,
     ),
     ("a PIN", r"pin(?:[ -]?(?:code|number|nummer))?|c[oó]digo[ -]pin|code[ -]pin|geheimzahl", False),
+    ("an access code", r"(?:alarm|door|gate|entry|access|garage|lock|unlock|safe|keypad)[ -]?code", False),
     ("a card security code", r"cvv2?|cvc2?|card[ -]security[ -]code", False),
     ("a recovery code", r"(?:recovery|backup|2fa|mfa|otp)[ -]code", False),
     (
@@ -56,7 +60,7 @@ _NAMES: tuple[tuple[str, str, bool], ...] = (
     ),
     (
         "a password",
-        r"pass(?:word|wd|code)|pwd|(?:wi-?fi|wlan|wpa2?|network|netzwerk)[ _-]?(?:key|schl(?:ü|ue)ssel)"
+        r"pass(?:word|wd|code)|pwd|pw|(?:wi-?fi|wlan|wpa2?|network|netzwerk)[ _-]?(?:key|schl(?:ü|ue)ssel)"
         r"|(?:[a-zäöüß]+-?)?(?:passwort|kennwort)|zugangscode|contrase[nñ]a|clave[ -](?:de[ -]acceso|secreta"
         r"|(?:de[ -](?:la[ -])?|del[ -])?(?:wi-?fi|red))|c[oó]digo[ -](?:de[ -]acceso|secreto)|mot[ -]de[ -]passe"
         r"|code[ -](?:secret|d'acc[eè]s|wi-?fi)|cl(?:é|e)[ -](?:secr[eè]te|wi-?fi|wpa)",
@@ -133,11 +137,13 @@ _STOPWORDS = _words(
     très nouveau nouvelle ancien ancienne privé privée public publique quelque part
     """
 )
-# "stored", "rotating", "gespeichert", "guardada", "enregistré": a state, not a value.
-_PARTICIPLE = re.compile(r"^(?:[a-z]+(?:ed|ing)|ge[a-zäöüß]+t|[a-záéíóúñ]+(?:ada|ado|ida|ido)s?|[a-zéèêàç]+ée?s?)$")
-# "…", "<your key>", "your-api-key", "xxxx", "****", "[redacted]", "changeme": stand-ins.
+# "stored", "rotating", "gespeichert", "vierstellig", "guardada", "enregistré": a state, not a value.
+_PARTICIPLE = re.compile(
+    r"^(?:[a-z]+(?:ed|ing)|ge[a-zäöüß]+t|[a-zäöüß]+stellig|[a-záéíóúñ]+(?:ada|ado|ida|ido)s?|[a-zéèêàç]+ée?s?)$"
+)
+# "…", "<your key>", "your-api-key", "${TOKEN}", "xxxx", "****", "[redacted]", "password": stand-ins.
 _PLACEHOLDER = re.compile(
-    r"^(?:\.{2,}|…|<.*>|\{.*\}|\[.*\]|\(.*\)|%\w+%|\$.*|your[-_ ].*|x{3,}|\*+|#+|-+|_+|placeholder|example\w*"
+    r"^(?:\.{2,}|…|<.*|\{.*|\[.*\]|\(.*\)|%\w+%|\$.*|your[-_ ].*|x{3,}|\*+|#+|-+|_+|placeholder|example\w*"
     r"|redacted|hidden|secret|dummy|todo|tbd|n/a|pass(?:word|wd)?|pwd|token|api[-_]?key)$",
     re.IGNORECASE,
 )
@@ -207,6 +213,9 @@ def _not_a_value(value: str) -> bool:
 
 def _single_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     value = text[start:end]
+    if REDACTED in value:
+        value = value[: value.index(REDACTED)]
+        end = start + len(value)
     # Sentence punctuation after the value is not part of it: "my PIN is 1234."
     while value and value[-1] in _TRAILING and (end == len(text) or text[end].isspace() or text[end] in _ENDS):
         value, end = value[:-1], end - 1

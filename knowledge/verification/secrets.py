@@ -33,11 +33,9 @@ from detect_secrets.plugins.keyword import KeywordDetector
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 from detect_secrets.settings import default_settings, get_plugins
 
-from knowledge.verification.secret_phrases import find_phrases, is_placeholder
+from knowledge.verification.secret_phrases import REDACTED, find_phrases, is_placeholder
 
 __all__ = ["REDACTED", "Finding", "find", "find_all", "redact", "redact_value"]
-
-REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -276,13 +274,18 @@ def _own_shapes(text: str) -> Iterator[tuple[int, Finding]]:
         yield 0, Finding("a private key", match.start(), match.end())
 
 
+def _left_by_redact(value: str) -> bool:
+    """Nothing but "[redacted]" and punctuation: what `redact` left, so redacting twice changes nothing."""
+    letters = re.sub(r"[^a-z0-9]", "", value.lower())
+    return "[redacted" in value and letters == "redacted" * (len(letters) // len("redacted"))
+
+
 def find_all(text: str) -> list[Finding]:
     """Every secret in `text`, in order, without overlaps (overlapping findings are joined)."""
     candidates = [*_detect_secrets(text), *_own_shapes(text)]
     candidates.extend((1, Finding(hit.what, hit.start, hit.end)) for hit in find_phrases(text))
     # "[redacted]" where a secret was is not a secret: redacting twice changes nothing.
-    placeholders = [(m.start(), m.end()) for m in re.finditer(re.escape(REDACTED), text)]
-    candidates = [(rank, f) for rank, f in candidates if not any(s <= f.start and f.end <= e for s, e in placeholders)]
+    candidates = [(rank, f) for rank, f in candidates if not _left_by_redact(text[f.start : f.end])]
     candidates.sort(key=lambda item: (item[1].start, -item[1].end, item[0]))
     joined: list[tuple[int, Finding]] = []
     for rank, finding in candidates:

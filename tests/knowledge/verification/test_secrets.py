@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from knowledge.verification import secrets
 from knowledge.verification.secrets import Finding
@@ -93,6 +95,10 @@ SECRETS: list[tuple[str, str, str]] = [
         "an API key",
     ),
     ("token: tk_9a8b7c6d5e4f3a2b1c0d", "tk_9a8b7c6d5e4f3a2b1c0d", "an access token"),
+    ("wifi pw is hunter2", "hunter2", "a password"),
+    ("The wifi is HomeNet-5G and the password is Tr0ub4dor&3kettle.", "Tr0ub4dor&3kettle", "a password"),
+    ("export DB_PASSWORD=Kx9$mQ2!vL", "Kx9$mQ2!vL", "a password"),
+    ("the alarm code is 4321", "4321", "an access code"),
     # German
     ("das Passwort ist Sommer2024!", "Sommer2024!", "a password"),
     ("Mein WLAN-Passwort lautet blaueHaus77.", "blaueHaus77", "a password"),
@@ -137,7 +143,13 @@ LOOK_ALIKES: list[str] = [
     "Her PIN code is required at checkout.",
     "Version v2.14.0 fixed the token refresh",
     "Tests check sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 of an empty file",
+    "api_key: <your key>",
+    "OPENAI_API_KEY=your-api-key-here",
+    "DATABASE_URL is postgres://user:password@host:5432/name",
+    "Uses the passphrase only for SSH keys and it is stored in the keychain.",
+    "The passphrase is stored in the keychain.",
     "Das Passwort ist falsch.",
+    "Die PIN ist vierstellig.",
     "Das Passwort ist im Passwort-Manager gespeichert.",
     "La contraseña es incorrecta.",
     "La clave es practicar todos los días.",
@@ -227,3 +239,36 @@ def test_redact_value_passes_other_values_unchanged() -> None:
     assert secrets.redact_value(42) == 42
     assert secrets.redact_value(None) is None
     assert secrets.redact_value(("pin: 1234", 2)) == ("pin: [redacted]", 2)
+
+
+# Pieces of sentences that say, almost say, or follow a secret; joined in any order.
+_PIECES = st.sampled_from(
+    [
+        "the ",
+        "password ",
+        "is ",
+        "hunter2",
+        " ",
+        "\n",
+        "pin: ",
+        "1234",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        '"',
+        "=",
+        "postgres://a:b1@h",
+        "[redacted]",
+        "token",
+        ".",
+        "la contraseña es ",
+        "gato",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_redacting_a_redacted_text_changes_nothing(text: str) -> None:
+    redacted = secrets.redact(text)
+    assert secrets.redact(redacted) == redacted
+    for finding in secrets.find_all(text):
+        assert finding.start < finding.end
