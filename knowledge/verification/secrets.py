@@ -151,7 +151,11 @@ def _keyword_what(line: str, start: int) -> str:
         "a secret": before.rfind("secret"),
     }
     best = max(names, key=lambda what: names[what])
-    return best if names[best] >= 0 else "a secret"
+    if names[best] < 0:
+        return "a secret"
+    if best == "an API key" and "api" not in before[max(names[best] - 5, 0) : names[best]]:
+        return "a key"  # private_key, db_key, client_key
+    return best
 
 
 def _filtered(plugin: BasePlugin, value: str, line: str) -> bool:

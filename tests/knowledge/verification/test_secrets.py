@@ -76,6 +76,8 @@ SECRETS: list[tuple[str, str, str]] = [
     ),
     # assignments written as code
     ('In settings.py: password = "s3cr3t!"', "s3cr3t!", "a password"),
+    ('client = Client(api_key="Zx8kQ2mN4pL7vB1c")', "Zx8kQ2mN4pL7vB1c", "an API key"),
+    ('secret = "kJ8#mQ2$vL9"', "kJ8#mQ2$vL9", "a secret"),
     (
         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
