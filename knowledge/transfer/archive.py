@@ -4,6 +4,11 @@ Members are written one by one under a fresh folder, refusing absolute paths, `.
 special files (zip-slip), with caps on member count and on the bytes actually written (a zip's
 declared sizes can lie).
 
+A zip is first judged by its central directory, read with `struct` record by record before
+`zipfile` sees it: a count of entries over the cap (from the end record, or found while walking,
+since the end record's count can lie) or declared sizes adding up past the cap refuse it before a
+single member is read, and without building an object per entry.
+
 Tar archives are decompressed here and read as a stream through `_CountingReader`, so every
 decompressed byte counts against the cap, tar headers included: a small .tar.gz holding a 1 GiB
 GNU long-name or pax header is refused after reading at most the cap, without ever asking for
@@ -18,6 +23,7 @@ import gzip
 import io
 import lzma
 import stat
+import struct
 import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -96,7 +102,100 @@ class _Budget:
                 out.write(chunk)
 
 
+# The records of a zip's directory (PKWARE APPNOTE.TXT 4.3.12-4.3.16), little-endian.
+_END = struct.Struct("<4s4H2LH")  # end of central directory, then a comment of up to 64 KiB
+_END_SIGNATURE = b"PK\x05\x06"
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_END = struct.Struct("<4sQ2H2L4Q")
+_ENTRY = struct.Struct("<4s4B4HL2L5H2L")  # one central directory entry, then name, extra, comment
+_ENTRY_SIGNATURE = b"PK\x01\x02"
+_UNREADABLE_ZIP = "This is not a readable .zip archive (its central directory is damaged)."
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes" if n < 1024 * 1024 else f"{n / (1024 * 1024):,.0f} MB"
+
+
+def _too_many(budget: _Budget, listed: int | None) -> ArchiveError:
+    if listed is None:  # found while walking: the end record's count was wrong
+        return ArchiveError(f"The archive has more than {budget.max_members:,} members; refusing it.")
+    return ArchiveError(
+        f"The archive lists {listed:,} members, more than the {budget.max_members:,} accepted; refusing it."
+    )
+
+
+def _directory_place(fh: IO[bytes]) -> tuple[int, int, int]:
+    """(entries listed, directory size, directory start) from the zip's end records."""
+    fh.seek(0, io.SEEK_END)
+    size = fh.tell()
+    tail_at = max(0, size - _END.size - 0xFFFF)
+    fh.seek(tail_at)
+    tail = fh.read()
+    at = tail.rfind(_END_SIGNATURE)
+    if at < 0 or len(tail) - at < _END.size:
+        raise ArchiveError(_UNREADABLE_ZIP)
+    entries, directory_size = _END.unpack_from(tail, at)[4:6]
+    end_at = tail_at + at
+    start = end_at - directory_size
+    locator_at = end_at - _ZIP64_LOCATOR.size
+    if locator_at >= 0:
+        # As zipfile does: a zip64 locator before the end record means the zip64 record's numbers count.
+        fh.seek(locator_at)
+        if fh.read(4) == b"PK\x06\x07":
+            record_at = locator_at - _ZIP64_END.size
+            fh.seek(max(0, record_at))
+            record = fh.read(_ZIP64_END.size)
+            if record_at < 0 or len(record) < _ZIP64_END.size or record[:4] != b"PK\x06\x06":
+                raise ArchiveError(_UNREADABLE_ZIP)
+            entries, directory_size = _ZIP64_END.unpack(record)[7:9]
+            start = record_at - directory_size
+    if start < 0:
+        raise ArchiveError(_UNREADABLE_ZIP)
+    return entries, directory_size, start
+
+
+def _zip64_size(extra: bytes) -> int:
+    """The uncompressed size an entry keeps in its zip64 extra field (the field comes first)."""
+    at = 0
+    while at + 4 <= len(extra):
+        tag, length = struct.unpack_from("<2H", extra, at)
+        if tag == 1 and length >= 8 and at + 12 <= len(extra):
+            return int(struct.unpack_from("<Q", extra, at + 4)[0])
+        at += 4 + length
+    return 0xFFFFFFFF
+
+
+def _check_zip_directory(fh: IO[bytes], budget: _Budget) -> None:
+    """Refuse a zip whose directory lists too many entries or too many declared bytes."""
+    entries, directory_size, start = _directory_place(fh)
+    if entries > budget.max_members:
+        raise _too_many(budget, entries)
+    fh.seek(start)
+    walked = count = declared = 0
+    while walked < directory_size:
+        head = fh.read(_ENTRY.size)
+        if len(head) < _ENTRY.size or head[:4] != _ENTRY_SIGNATURE:
+            raise ArchiveError(_UNREADABLE_ZIP)
+        fields = _ENTRY.unpack(head)
+        unpacked, name_length, extra_length, comment_length = fields[11:15]
+        fh.seek(name_length, io.SEEK_CUR)
+        extra = fh.read(extra_length)
+        fh.seek(comment_length, io.SEEK_CUR)
+        count += 1
+        if count > budget.max_members:
+            raise _too_many(budget, None)
+        declared += _zip64_size(extra) if unpacked == 0xFFFFFFFF else unpacked
+        if declared > budget.max_bytes:
+            raise ArchiveError(
+                f"The archive says its files unpack to more than {_size(budget.max_bytes)}, the most accepted; "
+                "refusing it."
+            )
+        walked += _ENTRY.size + name_length + extra_length + comment_length
+
+
 def _extract_zip(fh: IO[bytes], dest: Path, budget: _Budget) -> None:
+    _check_zip_directory(fh, budget)
+    fh.seek(0)
     with zipfile.ZipFile(fh) as zf:
         for info in zf.infolist():
             budget.member()
@@ -198,7 +297,7 @@ def unpack(fh: IO[bytes], dest: Path, *, max_bytes: int, max_members: int) -> No
         else:
             fh.seek(0)
             _extract_tar(fh, dest, budget)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, gzip.BadGzipFile, lzma.LZMAError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, gzip.BadGzipFile, lzma.LZMAError, struct.error) as exc:
         raise ArchiveError(f"This is not a readable .zip or .tar.gz archive ({str(exc)[:200]}).") from exc
     except FileExistsError as exc:
         raise ArchiveError(f"The archive lists {shown(str(exc.filename))} twice; refusing it.") from exc

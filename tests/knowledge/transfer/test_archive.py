@@ -1,10 +1,14 @@
-"""Archives people upload: header bombs and over-long names are refused clearly."""
+"""Archives people upload: header bombs, zips listing too many members or bytes, and over-long names are
+refused clearly."""
 
 from __future__ import annotations
 
 import io
 import secrets
+import struct
 import tarfile
+import tracemalloc
+import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.transfer.archive import MAX_HEADER_BYTES, ArchiveError, unpack
-from knowledge.transfer.hermes_import import MAX_ARCHIVE_BYTES, TransferError, import_archive
+from knowledge.transfer.hermes_import import MAX_ARCHIVE_BYTES, MAX_MEMBERS, TransferError, import_archive
 from tests.daphne import Http, start_daphne
 
 GIB = 1024 * 1024 * 1024
@@ -143,3 +147,79 @@ def test_the_server_refuses_a_header_bomb_in_bounded_memory(kind, bombs, tmp_pat
         assert peak < 300
         assert "a" * 200 not in server.log()  # the name is never logged
         assert not (server.home / "memories" / "MEMORY.md").exists()
+
+
+_LOCAL = struct.Struct("<4s2B4HL2L2H")  # a zip's local file header
+_ENTRY = struct.Struct("<4s4B4HL2L5H2L")  # a zip's central directory entry
+
+
+def _entry(unpacked: int = 0, extra: bytes = b"") -> bytes:
+    """A central directory entry for the empty stored member "a" at offset 0."""
+    sig = b"PK\x01\x02"
+    return _ENTRY.pack(sig, 20, 3, 20, 0, 0, 0, 0, 0, 0, 0, unpacked, 1, len(extra), 0, 0, 0, 0, 0) + b"a" + extra
+
+
+def _zip_of_entries(path: Path, entry: bytes, count: int, *, listed: int | None = None, zip64: bool = False) -> Path:
+    """A zip whose central directory repeats `entry` `count` times, written as bytes: a 600,000-entry
+    directory costs a second to write, where zipfile would take minutes and hundreds of megabytes.
+    The end record lists `listed` entries (default: the truth)."""
+    local = _LOCAL.pack(b"PK\x03\x04", 20, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0) + b"a"
+    listed = count if listed is None else listed
+    size = len(entry) * count
+    with path.open("wb") as out:
+        out.write(local)
+        out.write(entry * count)
+        if zip64:
+            ends = len(local) + size
+            out.write(struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, listed, listed, size, len(local)))
+            out.write(struct.pack("<4sLQL", b"PK\x06\x07", 0, ends, 1))
+            out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0))
+        else:
+            out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, listed, listed, size, len(local), 0))
+    return path
+
+
+def _refusal(path: Path, dest: Path) -> tuple[str, int]:
+    """The refusal of unpacking `path` with the import's caps, and the peak memory it took."""
+    dest.mkdir()
+    with path.open("rb") as fh:
+        tracemalloc.start()
+        try:
+            with pytest.raises(ArchiveError) as err:
+                unpack(fh, dest, max_bytes=MAX_ARCHIVE_BYTES, max_members=MAX_MEMBERS)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert list(dest.iterdir()) == []  # refused before any member was read
+    return str(err.value), peak
+
+
+def test_the_bytes_built_here_are_a_zip_zipfile_reads(tmp_path):
+    with zipfile.ZipFile(_zip_of_entries(tmp_path / "three.zip", _entry(), 3)) as zf:
+        assert zf.namelist() == ["a", "a", "a"] and zf.read("a") == b""
+    with zipfile.ZipFile(_zip_of_entries(tmp_path / "z64.zip", _entry(), 3, zip64=True)) as zf:
+        assert zf.namelist() == ["a", "a", "a"]
+
+
+def test_a_zip_of_600k_entries_is_refused_by_its_directory_in_little_memory(tmp_path):
+    path = _zip_of_entries(tmp_path / "many.zip", _entry(), 600_000, zip64=True)
+    message, peak = _refusal(path, tmp_path / "out")
+    assert message == f"The archive lists 600,000 members, more than the {MAX_MEMBERS:,} accepted; refusing it."
+    assert peak < 20 * _MB
+
+
+def test_a_zip_whose_end_record_understates_its_entries_is_refused_while_walking(tmp_path):
+    path = _zip_of_entries(tmp_path / "liar.zip", _entry(), 600_000, listed=1)
+    message, peak = _refusal(path, tmp_path / "out")
+    assert message == f"The archive has more than {MAX_MEMBERS:,} members; refusing it."
+    assert peak < 20 * _MB
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [_entry(unpacked=2**31), _entry(unpacked=0xFFFFFFFF, extra=struct.pack("<2HQ", 1, 8, 2**40))],
+    ids=["declared", "zip64-declared"],
+)
+def test_a_zip_declaring_more_than_the_cap_unpacked_is_refused_before_reading(tmp_path, entry):
+    message, _ = _refusal(_zip_of_entries(tmp_path / "big.zip", entry, 1), tmp_path / "out")
+    assert message == "The archive says its files unpack to more than 50 MB, the most accepted; refusing it."
