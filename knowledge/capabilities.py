@@ -57,6 +57,10 @@ FEATURES = [
     Feature("provider_echo", "Signatures sent back (extra_content, reasoning_details)",
             "Signatures and signed thinking another server put on earlier replies are kept, not sent here."),
     Feature("images", "Images in messages", "Attached images are not sent; the model sees [image: name] instead."),
+    Feature("response_format", "Structured output (response_format with a JSON schema)",
+            "The verifier's answers are read as plain JSON and held when unclear."),
+    Feature("embeddings", "Embeddings (/v1/embeddings)",
+            "Similar entries and past chats are found by their words only."),
 ]  # fmt: skip
 
 TOOLS_NOTICE = "This model cannot call tools: the agent cannot save memories itself; reviews are off."

@@ -10,11 +10,20 @@ queue (`push(reply)`), then `default` (a plain "ok" answer).
 
 A `Reply(raw=Raw(...))` replays bytes recorded from a real server (tests/wire/): the status,
 the headers and the body or server-sent events exactly as given, `[DONE]` included or not.
+
+Structured output: a request's `response_format` is recorded with the rest of its body, and
+`refuse_response_format(...)` answers every request carrying one with a server's refusal.
+Embeddings: POST /v1/embeddings answers 404 (as a chat-only server) until a test calls
+`serve_embeddings(...)`; then each input gets `embedding(text)`, a small vector in which texts
+sharing character trigrams lie close. Those requests are kept apart (`embedding_requests`), so
+"the last chat request" stays the chat's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import select
 import socket
 import threading
@@ -56,6 +65,20 @@ class Reply:
 
 ReplySpec = Reply | Callable[[dict[str, Any]], Reply]
 
+EMBEDDING_DIMS = 64
+
+
+def embedding(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
+    """A deterministic stand-in for an embedding model: the character trigrams of the lowercased
+    text hashed into `dims` counts, L2-normalised, so texts that share words point alike."""
+    padded = f"  {' '.join(text.lower().split())}  "
+    counts = [0.0] * dims
+    for i in range(len(padded) - 2):
+        digest = hashlib.blake2b(padded[i : i + 3].encode(), digest_size=4).digest()
+        counts[int.from_bytes(digest, "big") % dims] += 1.0
+    norm = math.sqrt(sum(c * c for c in counts)) or 1.0
+    return [c / norm for c in counts]
+
 
 class _Server(ThreadingHTTPServer):
     # The default backlog (5) refuses connections when dozens of sessions call at once
@@ -83,6 +106,9 @@ class ScriptedLLM:
         self.default: ReplySpec = lambda body: Reply(text="ok")
         self.models: list[str] | None = ["scripted-model"]  # what GET /v1/models lists; None: 404
         self.hangups = 0  # requests whose client closed the connection while the reply was delayed
+        self.embeddings_served = False  # POST /v1/embeddings: 404 until `serve_embeddings`
+        self.embedding_requests: list[dict[str, Any]] = []
+        self._embedding_replies: list[Raw] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -96,6 +122,33 @@ class ScriptedLLM:
         """Answer requests matching `pred` with `reply` (at most `times` times)."""
         with self._lock:
             self.rules.append((pred, reply, [times if times is not None else -1]))
+
+    def refuse_response_format(self, message: str = "response_format is not supported", status: int = 400) -> None:
+        """Answer every request that carries `response_format` with `status` and `message`, as
+        a server without structured output does (a `when` rule: the same request without it is
+        answered as usual). For a recorded body, use `when` with a `Reply(raw=...)`."""
+        self.when(lambda body: "response_format" in body, Reply(status=status, error_message=message))
+
+    def serve_embeddings(self, *replies: Raw) -> None:
+        """Serve POST /v1/embeddings: `replies` first, one per request (a recorded refusal, a
+        malformed answer), then `embedding()` of each input text."""
+        with self._lock:
+            self.embeddings_served = True
+            self._embedding_replies.extend(replies)
+
+    def _embed(self, body: dict[str, Any]) -> Raw:
+        with self._lock:
+            self.embedding_requests.append(body)
+            if not self.embeddings_served:
+                return Raw(status=404, body={"error": {"message": "404 page not found"}})
+            if self._embedding_replies:
+                return self._embedding_replies.pop(0)
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts if isinstance(texts, list) else []
+        data = [{"object": "embedding", "index": i, "embedding": embedding(str(t))} for i, t in enumerate(texts)]
+        tokens = sum(len(str(t).split()) for t in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return Raw(body={"object": "list", "data": data, "model": body.get("model", "scripted-model"), "usage": usage})
 
     def _choose(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -144,6 +197,9 @@ class ScriptedLLM:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     self._json(400, {"error": {"message": "bad json"}})
+                    return
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    self._raw(owner._embed(body))
                     return
                 reply = owner._choose(body)
                 if reply.delay and self._client_left(reply.delay):

@@ -59,6 +59,10 @@ class Capabilities:
             out.append("Token usage is estimated when the server does not report it (stream_options refused).")
         if self.images is False:
             out.append("Attached images are not sent: the model sees [image: name] instead (it takes no images).")
+        if self.response_format is False:
+            out.append("The verifier's answers are read as plain JSON and held when unclear (no structured output).")
+        if self.embeddings is False:
+            out.append("Similar entries and past chats are found by their words only (the server has no embeddings).")
         return out
 
 
@@ -84,6 +88,15 @@ _REFUSALS: list[tuple[str, tuple[str, ...]]] = [
     ("stream_options", ("stream_options",)),
     ("images", ("image input is not supported", "not compiled for multimodal", "does not support image",
                 "image input detected", "mmproj")),
+    # Structured output (a `response_format` with a JSON schema). Texts recorded in
+    # tests/agent/llm/test_structured_and_embeddings.py, each with its public source: OpenAI
+    # ("'response_format' of type 'json_schema' is not supported with this model"), Groq ("does not
+    # support response format `json_schema`"), LM Studio ("'response_format.type' must be ..."),
+    # llama.cpp before json_schema (HTTP 500 "response_format type must be one of ..."), vLLM
+    # ("JSON schema contains features not supported by xgrammar"; its older errors speak of
+    # guided decoding), Ollama (HTTP 500 "invalid JSON schema in format").
+    ("response_format", ("response_format", "response format", "json_schema", "json schema",
+                         "structured output", "guided")),
 ]  # fmt: skip
 
 
@@ -132,12 +145,34 @@ def _uses(feature: str, request: dict[str, Any]) -> bool:
         return "stream_options" in request
     if feature == "images":
         return any(_has_image(m) for m in request.get("messages", []))
+    if feature == "response_format":
+        return "response_format" in request
     return False
 
 
 def _has_image(message: Any) -> bool:
     content = message.get("content") if isinstance(message, dict) else None
     return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image_url" for p in content)
+
+
+# /v1/embeddings: any answer with these statuses means the server has no such endpoint (or not
+# for this model); other refusals are recognised from their text, recorded (with sources) in
+# tests/agent/llm/test_structured_and_embeddings.py: llama.cpp started without --embeddings
+# (501), its "pooling type 'none'" (400), vLLM's "does not support Embeddings API" (400), Ollama's
+# "this model does not support embeddings" (500 at /v1), LM Studio's "Model is not embedding".
+_EMBEDDINGS_ABSENT = {404, 405, 501}
+_EMBEDDINGS_REFUSALS = ("not support embeddings", "embeddings api", "embeddings are not supported",
+                        "embedding is not supported", "not an embedding model", "model is not embedding",
+                        "pooling type 'none'")  # fmt: skip
+
+
+def refuses_embeddings(status: int, detail: str) -> bool:
+    """Whether an error answer to POST /embeddings says this server + model cannot embed
+    (rather than failing for a while: overloaded, rate-limited, a bad key)."""
+    if status in _EMBEDDINGS_ABSENT:
+        return True
+    text = detail.lower()
+    return status in {400, 422, 500} and any(n in text for n in _EMBEDDINGS_REFUSALS)
 
 
 def learn(caps: Capabilities, refused: str) -> None:

@@ -27,7 +27,9 @@ from agent.llm.capabilities import (
     MemoryCapabilityStore,
     classify_refusal,
     learn,
+    refuses_embeddings,
 )
+from agent.llm.embeddings import EMBED_BATCH, BadEmbeddings, check_lengths, read_vectors
 from agent.llm.errors import human_error, status_detail
 from agent.llm.reader import read_payloads
 from agent.llm.textcalls import parse_text_calls
@@ -37,7 +39,7 @@ from agent.llm.wire import wire_messages
 log = logging.getLogger(__name__)
 
 # Each refusal removes one feature, so a request can be refused at most this many times.
-MAX_REFUSALS = 6
+MAX_REFUSALS = 7
 _REFUSAL_STATUSES = {400, 422, 500, 501}
 
 
@@ -117,9 +119,12 @@ class ChatClient:
         *,
         stream: bool,
         max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         caps = self.caps
         body: dict[str, Any] = {"model": self.model, "messages": wire_messages(messages, caps)}
+        if response_format and caps.response_format is not False:
+            body["response_format"] = response_format
         send_tools = bool(tools) and caps.tools is not False
         if send_tools:
             body["tools"] = tools
@@ -299,22 +304,81 @@ class ChatClient:
         return self.completion(messages, timeout=timeout, max_tokens=max_tokens).content
 
     def completion(
-        self, messages: list[dict[str, Any]], *, timeout: float | None = None, max_tokens: int | None = None
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        timeout: float | None = None,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ModelReply:
-        """`complete`, with the whole reply: its usage is counted by callers that bill a run for it."""
-        body, response = self._send_adapting(
-            lambda: self.build_request(messages, None, stream=False, max_tokens=max_tokens), timeout
-        )
+        """`complete`, with the whole reply: its usage is counted by callers that bill a run for it.
+
+        `response_format` (OpenAI's `{"type": "json_schema", "json_schema": {...}}`) is sent
+        unless this server is known to refuse it; a refusal repeats the request once without it
+        and is remembered. `reply.structured` says whether it was sent and accepted."""
+
+        def build() -> dict[str, Any]:
+            return self.build_request(
+                messages, None, stream=False, max_tokens=max_tokens, response_format=response_format
+            )
+
+        body, response = self._send_adapting(build, timeout)
         reply: ModelReply | None = None
         for event in self.read(body, response):
             if isinstance(event, ModelReply):
                 reply = event  # the other events repeat the reply's text; a summary needs only that
         assert reply is not None  # read() always ends with a ModelReply or raises
+        if "response_format" in body:
+            reply.structured = True
+            if self.caps.response_format is not True:
+                self.caps.response_format = True
+                self.save_capabilities()
         visible, parsed = parse_text_calls(reply.content)
         if parsed:
             # No tools were offered, so nothing held the markup back; a summary never carries it.
             reply.content = visible
         return reply
+
+    # -- embeddings -----------------------------------------------------------------------------
+    @property
+    def can_embed(self) -> bool:
+        """False once the server said it has no embeddings for this model; unknown counts as yes."""
+        return self.caps.embeddings is not False
+
+    def embed(self, texts: list[str], *, timeout: float | None = None) -> list[list[float]] | None:
+        """One vector per text, in order, from POST /embeddings with this client's model.
+
+        None when the server cannot embed (no such endpoint, or a model it will not embed with):
+        that is learned from its first answer and remembered, so it is not asked again. A
+        network fault or a passing server error raises `LLMError` and teaches nothing; so does
+        an answer that is not one list of numbers per text, all of one length."""
+        if not self.can_embed:
+            return None
+        client = self._client if timeout is None else self._client.with_options(timeout=timeout)
+        vectors: list[list[float]] = []
+        try:
+            for start in range(0, len(texts), EMBED_BATCH):
+                batch = texts[start : start + EMBED_BATCH]
+                answer = client.post("/embeddings", body={"model": self.model, "input": batch}, cast_to=object)
+                vectors.extend(read_vectors(answer, len(batch)))
+            check_lengths(vectors)
+        except openai.APIStatusError as exc:
+            if not refuses_embeddings(exc.status_code, status_detail(exc)):
+                raise human_error(exc, self.base_url, self.model) from exc
+            log.info("model server %s (%s) has no embeddings; remembered", self.base_url, self.model)
+            self.caps.embeddings = False
+            self.save_capabilities()
+            return None
+        except openai.OpenAIError as exc:
+            raise human_error(exc, self.base_url, self.model) from exc
+        except (BadEmbeddings, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            what = str(exc) if isinstance(exc, BadEmbeddings) else f"the answer is not JSON ({type(exc).__name__})"
+            where = self.base_url or "the default OpenAI endpoint"
+            raise LLMError(f"The model server at {where} sent embeddings that cannot be used: {what}.") from exc
+        if texts and self.caps.embeddings is not True:
+            self.caps.embeddings = True
+            self.save_capabilities()
+        return vectors
 
     def list_models(self) -> list[str]:
         """Used by the connection check on the first-run panel."""

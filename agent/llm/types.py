@@ -77,6 +77,10 @@ class ModelReply:
     reasoning: str = ""
     # `PROVIDER_FIELDS` the server sent on this reply, sent back with it unchanged.
     provider_fields: dict[str, Any] = field(default_factory=dict)
+    # True when the request carried the caller's `response_format` and the server accepted it;
+    # False when it was left out (the server refuses it). A server may accept the field and
+    # still ignore it, so the content is parsed strictly either way.
+    structured: bool = False
 
     def to_api(self) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
