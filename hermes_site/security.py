@@ -57,9 +57,10 @@ def same_origin(scope: Mapping[str, Any]) -> bool:
     return bool(host) and origin.scheme == scheme and origin.netloc == host
 
 
-# Requests whose declared size is over these limits are refused before anything reads the body
-# (the CSRF check would otherwise parse or spool it first). Import uploads get their own cap:
-# the archive limit plus a little room for the other form fields.
+# Requests over these limits are refused before anything reads the body: daphne stops reading a
+# body once it passes its path's limit (hermes_site/websocket_server.py), and this middleware refuses
+# a declared size over it before the CSRF check would parse or spool the body. Import uploads get
+# their own cap: the archive limit plus a little room for the other form fields.
 _MB = 1024 * 1024
 LARGE_BODY_PATHS = {
     "/transfer/import/": (51 * _MB, "The upload is larger than 50 MB. Nothing was imported."),
@@ -67,6 +68,13 @@ LARGE_BODY_PATHS = {
     "/chat/attach/": (10 * _MB + 64 * 1024, "The file is larger than 10 MB. It was not attached."),
 }
 DEFAULT_BODY_LIMIT = 6 * _MB
+
+
+def body_limit(path: str) -> tuple[int, str]:
+    """The most bytes a request body to `path` may have, and the sentence that refuses more."""
+    return LARGE_BODY_PATHS.get(
+        path, (DEFAULT_BODY_LIMIT, f"The request is larger than {DEFAULT_BODY_LIMIT // _MB} MB. Nothing was changed.")
+    )
 
 
 class RequestSizeLimitMiddleware:
@@ -78,10 +86,7 @@ class RequestSizeLimitMiddleware:
             declared = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return HttpResponse("The request's Content-Length is not a number.", status=400, content_type="text/plain")
-        limit, message = LARGE_BODY_PATHS.get(
-            request.path,
-            (DEFAULT_BODY_LIMIT, f"The request is larger than {DEFAULT_BODY_LIMIT // _MB} MB. Nothing was changed."),
-        )
+        limit, message = body_limit(request.path)
         if declared > limit:
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

@@ -7,27 +7,35 @@
 - a frame daphne stops is answered with a close frame (1009) whose reason says what happened,
   instead of autobahn's default of dropping the TCP connection (a bare reset in the browser);
 - a consumer's `close(code, reason)` sends its reason (daphne 4 passes only the code);
-- the access log never shows the login token (`GET /login?token=[redacted]`).
+- the access log never shows the login token (`GET /login?token=[redacted]`);
+- a request body is refused with 413 as soon as it passes its path's limit (`body_limit` in
+  hermes_site/security.py), while it arrives: daphne would otherwise take the whole body (to a
+  file, then all of it into the application's queue) before Django's size check ever ran.
 
-Daphne builds its websocket factory inside `Server.run()` and its access logger inside the
-command line, so those two classes are swapped on the `daphne.server` and `daphne.cli` modules
-before the command line runs; nothing else in daphne is changed.
+Daphne builds its HTTP and websocket factories inside `Server.run()` and its access logger inside
+the command line, so those three classes are swapped on the `daphne.server` and `daphne.cli`
+modules before the command line runs; nothing else in daphne is changed.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import sys
 from typing import Any
+from urllib.parse import unquote
 
 from daphne import cli as daphne_cli
 from daphne import server as daphne_server
 from daphne.access import AccessLogGenerator
 from daphne.cli import CommandLineInterface
+from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
+from twisted.internet.protocol import Protocol
 
 from agent.chat.ratelimit import max_frame_chars
 from hermes_site import config as hermes_config
+from hermes_site.security import body_limit
 
 MESSAGE_TOO_BIG = 1009
 _SECRET_PARAM = re.compile(r"([?&](?:token|csrfmiddlewaretoken)=)[^&#\s]*", re.IGNORECASE)
@@ -74,6 +82,63 @@ class HermesWebSocketFactory(WebSocketFactory):
         super().setProtocolOptions(failByDrop=False, **options)
 
 
+class CappedRequest(WebRequest):
+    """A request whose body is counted as it arrives and refused once past its path's limit.
+
+    Twisted hands the body to `gotLength` (the declared size, or None when chunked) and then to
+    `handleContentChunk` piece by piece; the request stores every piece until the end. Past the
+    limit this answers 413 with the limit's sentence, closes the connection and drops the rest, so
+    no more than the limit is ever kept, whatever the client goes on sending.
+    """
+
+    _limit = 0
+    _seen = 0
+    _refused = False
+
+    def gotLength(self, length: int | None) -> None:
+        # The channel has parsed the request line but not yet given it to the request.
+        raw = bytes(getattr(self.channel, "_path", b"") or b"")
+        self._limit, self._message = body_limit(unquote(raw.split(b"?", 1)[0].decode("latin-1")))
+        if length is not None and length > self._limit:
+            self.content = io.BytesIO()  # the request's own code expects one; nothing is written to it
+            self._refuse()
+            return
+        super().gotLength(length)
+
+    def handleContentChunk(self, data: bytes) -> None:
+        if self._refused:
+            return
+        self._seen += len(data)
+        if self._seen > self._limit:
+            self._refuse()
+            return
+        super().handleContentChunk(data)
+
+    def requestReceived(self, command: bytes, path: bytes, version: bytes) -> None:
+        if not self._refused:  # a refused body that still ended: its answer is already on its way
+            super().requestReceived(command, path, version)
+
+    def _refuse(self) -> None:
+        self._refused = True
+        body = self._message.encode("utf-8")
+        head = (
+            "HTTP/1.1 413 Content Too Large\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
+        )
+        transport = self.channel.transport
+        if transport is not None:
+            transport.write(head.encode("ascii") + body)
+        self.channel.loseConnection()
+
+
+class CappedHTTPFactory(HTTPFactory):
+    def buildProtocol(self, addr: Any) -> Protocol | None:
+        protocol = super().buildProtocol(addr)
+        if protocol is not None:
+            protocol.requestFactory = CappedRequest
+        return protocol
+
+
 def command(host: str, port: int) -> list[str]:
     """The command line that serves the dashboard (`manage.py serve`, and the tests' daphne)."""
     return [
@@ -90,6 +155,7 @@ def command(host: str, port: int) -> list[str]:
 
 def main(argv: list[str]) -> None:
     daphne_server.WebSocketFactory = HermesWebSocketFactory
+    daphne_server.HTTPFactory = CappedHTTPFactory
     daphne_cli.AccessLogGenerator = RedactingAccessLog
     limit = str(frame_limit_bytes())
     CommandLineInterface().run(["--websocket-max-frame-size", limit, "--websocket-max-message-size", limit, *argv])

@@ -126,11 +126,13 @@ def test_hostile_pdfs_leave_the_server_small_and_other_pages_served(server: Daph
         resp = answer.result()
         assert resp.status == 400, resp
         errors.append(json.loads(resp.body)["error"])
-    # Two readers at a time: the later uploads wait for one, and may be told the server is busy.
-    assert all(any(reason in e for reason in (MEMORY, SLOW, BUSY)) for e in errors), errors
-    assert any(e.startswith(f"bomb.pdf {MEMORY}") for e in errors) and any(
-        e.startswith(f"slow.pdf {SLOW}") for e in errors
-    )
+    # Two readers at a time: a later upload waits for one and may hear that the server is busy; on
+    # a busy machine the bomb may meet the deadline before its memory limit (the unit test above
+    # sees the memory refusal itself).
+    bomb, slow = errors[0::2], errors[1::2]
+    assert all(any(reason in e for reason in (MEMORY, SLOW, BUSY)) for e in bomb), bomb
+    assert all(any(reason in e for reason in (SLOW, BUSY)) for e in slow), slow
+    assert any(e.startswith(f"slow.pdf {SLOW}") for e in slow), slow
     assert peak - before < 200, f"the server grew from {before:.0f} MB to {peak:.0f} MB"
     assert len(served) >= 3 and set(served) == {200}
 
