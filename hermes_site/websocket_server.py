@@ -87,10 +87,13 @@ class CappedRequest(WebRequest):
 
     Twisted hands the body to `gotLength` (the declared size, or None when chunked) and then to
     `handleContentChunk` piece by piece; the request stores every piece until the end. Past the
-    limit this answers 413 with the limit's sentence, closes the connection and drops the rest, so
-    no more than the limit is ever kept, whatever the client goes on sending.
+    limit this answers 413 with the limit's sentence at once and drops the rest of the body: no
+    more than the limit is ever kept, whatever the client goes on sending. The connection stays
+    open while the client finishes sending (up to LINGER more bytes), because a client cut off
+    mid-upload sees a reset, not the sentence; past that it is closed.
     """
 
+    LINGER = 64 * 1024 * 1024
     _limit = 0
     _seen = 0
     _refused = False
@@ -106,17 +109,21 @@ class CappedRequest(WebRequest):
         super().gotLength(length)
 
     def handleContentChunk(self, data: bytes) -> None:
-        if self._refused:
-            return
         self._seen += len(data)
+        if self._refused:
+            if self._seen > self._limit + self.LINGER:
+                self.channel.loseConnection()
+            return
         if self._seen > self._limit:
             self._refuse()
             return
         super().handleContentChunk(data)
 
     def requestReceived(self, command: bytes, path: bytes, version: bytes) -> None:
-        if not self._refused:  # a refused body that still ended: its answer is already on its way
-            super().requestReceived(command, path, version)
+        if self._refused:  # the refused body ended: its answer is sent, and it said "close"
+            self.channel.loseConnection()
+            return
+        super().requestReceived(command, path, version)
 
     def _refuse(self) -> None:
         self._refused = True
@@ -125,10 +132,8 @@ class CappedRequest(WebRequest):
             "HTTP/1.1 413 Content Too Large\r\nContent-Type: text/plain; charset=utf-8\r\n"
             f"Content-Length: {len(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
         )
-        transport = self.channel.transport
-        if transport is not None:
-            transport.write(head.encode("ascii") + body)
-        self.channel.loseConnection()
+        if self.channel.transport is not None:
+            self.channel.transport.write(head.encode("ascii") + body)
 
 
 class CappedHTTPFactory(HTTPFactory):
