@@ -244,16 +244,19 @@ TEMPLATE_THINK_NOTICE = (
 class Assembler:
     """One reply: `feed` each chunk (or the whole body), then `finish`."""
 
-    def __init__(self, tools_offered: bool, think_opened: str = "") -> None:
+    def __init__(self, tools_offered: bool, think_opened: str = "", text_calls: bool | None = None) -> None:
         """`think_opened`: the closing tag when the model's template is known to open a think
-        block in the prompt (see agent/llm/thinking.py)."""
+        block in the prompt (see agent/llm/thinking.py). `text_calls`: what is known of this
+        model's calls written as text (`Capabilities.text_calls`; False: its text is never read
+        for calls, see agent/llm/textcalls.py)."""
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls = ToolCallAccumulator()
         self.provider = ProviderFields()
         self.finish_reason = ""
         self.usage: Usage | None = None
-        self.guard = MarkupGuard(tools_offered)
+        self.guard = MarkupGuard(tools_offered and text_calls is not False)
+        self._calls_as_text = False
         self.think = ThinkSplitter(think_opened)
         self._tails = {"text": "", "reasoning": ""}
 
@@ -320,6 +323,8 @@ class Assembler:
         self.reasoning.append(thought)
         events.append(ReasoningChunk(thought))
         self.text = []
+        # The answer starts after the tag: it is watched from its own start for calls.
+        self.guard = MarkupGuard(self.guard.active)
         events.append(Notice(TEMPLATE_THINK_NOTICE))
 
     def _whole_message(self, message: Any) -> Any:
@@ -332,18 +337,26 @@ class Assembler:
         rest = content[len(so_far) :] if content.startswith(so_far) else content
         return {**message, "content": rest}
 
-    def _text_calls(self, events: list[StreamEvent]) -> tuple[str, list[ToolCallRequest]]:
-        """The answer without tool-call markup, and the calls the markup held."""
+    @property
+    def text_calls(self) -> bool | None:
+        """What this reply taught about the model's calls: True when they came as text (its
+        native channel empty, its whole answer its calls), None when it tells nothing. Native
+        calls teach nothing (see agent/llm/textcalls.py, rule 4)."""
+        return True if self._calls_as_text else None
+
+    def _text_calls(self, events: list[StreamEvent], native: bool) -> tuple[str, list[ToolCallRequest]]:
+        """The answer to keep, and the calls it is when it is nothing but calls (the rule is in
+        agent/llm/textcalls.py). The thinking is never read for calls."""
         text = "".join(self.text)
+        held = self.guard.release()
         if not self.guard.active:
             return text, []
         visible, parsed = parse_text_calls(text)
-        if not parsed:
-            # Markup in the thinking instead (a reasoning parser that swallowed the calls).
-            _, parsed = parse_text_calls("".join(self.reasoning))
-        held = self.guard.release()
         if parsed:
-            return visible, parsed
+            # Without native calls they run; beside native calls they are the same calls the
+            # server read, repeated as text: not an answer either way.
+            self._calls_as_text = not native
+            return visible, [] if native else parsed
         shown = text[: len(text) - len(held)]
         if held and visible != text and visible.startswith(shown):
             held = visible[len(shown) :]  # markup around an answer (gpt-oss final channel)
@@ -360,7 +373,7 @@ class Assembler:
             # A block the template opens that this reply never closed: it was the answer.
             self.reasoning = ["".join(self.reasoning).replace(self.think.unclosed, "", 1)]
         calls = self.calls.calls()
-        text, parsed = self._text_calls(events)
+        text, parsed = self._text_calls(events, native=bool(calls))
         # Markup arguments get what streamed arguments get: fences, stray tokens, string literals.
         calls = calls or [replace(c, arguments=decode_arguments(c.arguments)) for c in parsed]
         for call in calls:

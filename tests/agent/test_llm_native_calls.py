@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from agent.llm.native_calls import parse_native_calls
 from agent.llm.textcalls import parse_text_calls
 
 ARGS = {"target": "memory", "action": "add", "content": "tea"}
@@ -32,10 +31,19 @@ FORMATS = {
 
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_each_template_format_gives_the_call_and_hides_the_markup(name):
-    text, calls = parse_text_calls("Saving that. " + FORMATS[name])
+def test_each_template_format_as_the_whole_answer_gives_the_call_and_nothing_to_show(name):
+    text, calls = parse_text_calls(FORMATS[name] + "\n")
     assert [(c.name, json.loads(c.arguments)) for c in calls] == [("memory", ARGS)]
-    assert text == "Saving that."
+    assert text == ""
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_each_template_format_after_prose_is_the_answer_and_no_call(name):
+    """Not a call, however well formed: a model quoting a pasted page that holds such markup
+    looks exactly like this, and must not run it (agent/llm/textcalls.py). It is the answer,
+    shown as written."""
+    text, calls = parse_text_calls("Saving that. " + FORMATS[name])
+    assert calls == [] and text == "Saving that. " + FORMATS[name]
 
 
 def test_kimi_keeps_its_own_ids_for_parallel_calls():
@@ -44,7 +52,7 @@ def test_kimi_keeps_its_own_ids_for_parallel_calls():
         "<|tool_call_begin|>functions.memory:1<|tool_call_argument_begin|>" + A + "<|tool_call_end|>"
         "<|tool_calls_section_end|>",
     )
-    assert [c.id for c in parse_native_calls(two)] == ["functions.memory:0", "functions.memory:1"]
+    assert [c.id for c in parse_text_calls(two)[1]] == ["functions.memory:0", "functions.memory:1"]
 
 
 def test_gpt_oss_final_channel_is_the_answer():

@@ -136,10 +136,11 @@ TOOL_VARIANTS: dict[str, Raw] = {
         headers={"Content-Type": "application/json"},
     ),  # fmt: skip
     "json_lines": Raw(body="\n".join(json.dumps(e) for e in _EVENTS), headers={"Content-Type": "application/x-ndjson"}),
-    # template tool-call markup, cut anywhere
-    **{f"kimi_markers_cut_every_{n}": _text("Sure. " + _KIMI, n) for n in (1, 2, 3, 13)},
+    # template tool-call markup as the whole answer, cut anywhere (markup after prose, in a fence
+    # or in the thinking is never a call: tests/agent/llm/test_echoed_markup.py)
+    **{f"kimi_markers_cut_every_{n}": _text(_KIMI, n) for n in (1, 2, 3, 13)},
+    "kimi_markers_after_blank_lines": _text("\n\n" + _KIMI + "\n", 4),
     "kimi_markers_with_finish_tool_calls": sse(*_pieces(_KIMI, 5), chunk({}, "tool_calls")),
-    "kimi_markers_in_the_reasoning_field": sse(chunk({"reasoning_content": "plan " + _KIMI}), chunk({}, "stop")),
     "kimi_markers_in_a_plain_body": Raw(body=body({"content": _KIMI})),
     "kimi_markers_two_calls": _text(_KIMI_TWO, 7),
     "hermes_call_cut_every_4": _text('<tool_call>\n{"name": "memory", "arguments": ' + A + "}\n</tool_call>", 4),
@@ -165,6 +166,9 @@ TOOL_VARIANTS: dict[str, Raw] = {
         6,
     ),  # fmt: skip
     "qwen3_coder_parameters": _text(_CODER, 6),
+    "qwen3_coder_function_without_a_tool_call_wrapper": _text(
+        _CODER.removeprefix("<tool_call>\n").removesuffix("\n</tool_call>"), 7
+    ),
     "think_block_then_kimi_markers_cut_every_1": _text("<think>plan</think>" + _KIMI, 1),
     # think blocks of every family before a call
     "think_brackets_before_a_call": sse(

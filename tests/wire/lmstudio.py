@@ -53,6 +53,9 @@ CASES = [
             chunk({}, "stop"),
         ),
         stream=True,
-        saves=("lmstudio-qwen3-coder-xml",),
+        # Prose, then markup: shown as the model wrote it, never run. A model quoting a page the
+        # person pasted looks exactly like this (agent/llm/textcalls.py); a model that only calls
+        # writes nothing but the markup, and that runs (tests/agent/test_llm_wire_classes.py).
+        answer=_XML,
     ),
 ]  # fmt: skip

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 
-from tests.wire import WireCase, chunk, memory_args, memory_json, sse
+from tests.fakellm import Raw
+from tests.wire import WireCase, body, chunk, memory_args, memory_json, sse
 from tests.wire.replay import FOLLOW_UP
 
 _KIMI = (
     "I'll remember that. <|tool_calls_section_begin|><|tool_call_begin|>functions.memory:0"
     "<|tool_call_argument_begin|>" + memory_json("kimi-native-markers") + "<|tool_call_end|>"
     "<|tool_calls_section_end|>"
+)
+_KIMI_ALONE = (
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.memory:1<|tool_call_argument_begin|>"
+    + json.dumps(memory_json("kimi-markers-alone"))
+    + "<|tool_call_end|><|tool_calls_section_end|>"
 )
 _THINK = "\nThe user stated a preference; store it with the memory tool.\n"
 _AFTER = "\nStored; confirm briefly.\n"
@@ -29,7 +35,20 @@ CASES = [
         19,
         sse(chunk({"role": "assistant", "content": ""}), *_pieces(_KIMI, 9), chunk({}, "stop")),
         stream=True,
-        saves=("kimi-native-markers",),
+        # Prose, then markup: shown as the model wrote it, never run. A model quoting a page the
+        # person pasted looks exactly like this (agent/llm/textcalls.py); a model that only calls
+        # writes nothing but the markup, and that runs (tests/agent/test_llm_wire_classes.py).
+        answer=_KIMI,
+    ),
+    WireCase(
+        "kimi_k2_markers_alone_with_empty_tool_calls",
+        "SGLang --tool-call-parser kimi_k2 (Kimi K2 Instruct) when the parser misses: the whole content is "
+        "the call, tool_calls empty, finish_reason tool_calls, arguments a JSON string",
+        "https://github.com/MoonshotAI/Kimi-K2/issues/26",
+        19,
+        Raw(body=body({"content": _KIMI_ALONE, "tool_calls": [], "reasoning_content": None}, "tool_calls")),
+        stream=False,
+        saves=("kimi-markers-alone",),
     ),
     WireCase(
         "kimi_ids_through_sglang",

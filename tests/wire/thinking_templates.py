@@ -109,7 +109,10 @@ CASES = [
             chunk({}, "stop"),
         ),
         stream=True,
-        saves=("llama-fenced-json",),
+        # A fenced block is shown, never run: it is how a model writes out code it was shown or
+        # asked for, a call among it (agent/llm/textcalls.py). The bare object, unfenced, runs
+        # (the next case).
+        answer='```json\n{"name": "memory", "parameters": ' + memory_json("llama-fenced-json") + "}\n```",
     ),
     WireCase(
         "vllm_llama32_call_object_as_content",

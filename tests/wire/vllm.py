@@ -45,7 +45,10 @@ CASES = [
             chunk({}, "stop"),
         ),
         stream=True,
-        saves=("vllm-hermes-text",),
+        # Prose, then markup: shown as the model wrote it, never run. A model quoting a page the
+        # person pasted looks exactly like this (agent/llm/textcalls.py); a model that only calls
+        # writes nothing but the markup, and that runs (tests/agent/test_llm_wire_classes.py).
+        answer=_HERMES,
     ),
     WireCase(
         "vllm_reasoning_content_with_tool_call",
