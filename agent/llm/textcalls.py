@@ -10,7 +10,8 @@ asked to tidy, translate or summarise may hold such markup, and a model quoting 
 not run it. Which text is a call is decided by where it stands, never by what it says:
 
 1. Native calls win. A reply whose server sent calls in its `tool_calls` field runs those and
-   no others; its text is not read for calls.
+   no others. Its text never runs; text that is nothing but calls is those calls repeated by the
+   server, and is not shown either.
 2. Only the answer is read, never the thinking: a `reasoning` field, a think block
    (agent/llm/thinking.py) and gpt-oss's analysis channel hold no calls, whatever they quote.
 3. The answer must be nothing but calls. From its first character to its last, apart from
@@ -19,12 +20,15 @@ not run it. Which text is a call is decided by where it stands, never by what it
    whole. So markup after prose ("Here is the page: <tool_call>…"), inside a ``` or ~~~ fence
    (a bare call object in a fence too), in a quoted "> " line, or followed by more text is not a
    call: it is part of the answer and shown as ordinary text.
-4. Learned per server + model (`Capabilities.text_calls`). None (not known yet): a reply that
-   is wholly calls, with the native channel empty, runs them, and teaches True (`Assembler.
-   text_calls`). True: the same rule (it only records that this model calls through text). False:
-   text is never read for calls. Native calls do not teach False: parsers that work most of the
-   time still miss a reply now and then and pass its markup through as content (SGLang and vLLM
-   with Kimi K2), and those calls are the model's own.
+4. Learned per server + model (`Capabilities.text_calls`, given to `Assembler(text_calls=…)`).
+   None (not known yet): a reply that is wholly calls, with the native channel empty, runs them
+   and teaches True (`Assembler.text_calls`, for the client to store). True: the same rule; it
+   records that this model calls through text. False: text is never read for calls. Native
+   calls do not teach False: parsers that work most of the time still miss a reply now and then
+   and pass its markup through as content (SGLang and vLLM with Kimi K2), and those calls are
+   the model's own. A reply that is nothing but calls is therefore run whatever is known short of
+   False, so a pasted page that is itself nothing but calls, repeated with not a word around it,
+   would run: the one case position cannot tell apart.
 
 Held back while it may be calls: the start of a reply (`MarkupGuard`), never the rest, since
 markup after anything else is not a call. Whatever is held and turns out not to be calls is
@@ -54,8 +58,9 @@ _BARE_CALL = re.compile(r'\s*\[?\s*\{\s*"(?:name|function|type)"\s*:')
 _BARE_DECIDE = 48
 # What may stand between and around calls: whitespace, and a template's wrapping and end tokens
 # (`<tool_call>` around Qwen3-Coder's `<function=…>`, `<|tool_calls_section_begin|>`, `<|eot_id|>`,
-# `<｜tool▁calls▁end｜>`, gpt-oss's `<|start|>assistant`). Never a word of prose.
-_FILLER = re.compile(r"(?:\s+|</?tool_call>|<\|[a-z_]+\|>|<｜[^｜<>\s]+｜>|<\|start\|>\s*assistant)*")
+# `<｜tool▁calls▁end｜>`, gpt-oss's `<|start|>assistant`). Never a word of prose. One whitespace
+# character at a time: `(\s+)*` backtracks exponentially on a long run of spaces before prose.
+_FILLER = re.compile(r"(?:\s|</?tool_call>|<\|[a-z_]+\|>|<｜[^｜<>\s]+｜>|<\|start\|>\s*assistant)*")
 _END_TOKEN = re.compile(r"(?:<\|[a-z_]+\|>\s*)+$")
 
 
