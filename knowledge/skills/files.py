@@ -144,7 +144,9 @@ def load_skill(root: Path, category: str, folder: Path, disabled: set[str]) -> S
         return replace(info, error=f"SKILL.md cannot be read: {exc.strerror or exc}")
     # What the model would read (name, SKILL.md, text files) is scanned as it is listed: a hit
     # keeps the skill out of the index and skill_view, and the skills page shows why.
-    threat = folder_threat(parsed.name, category, [(SKILL_FILE, folder / SKILL_FILE), *supporting_files(folder)])
+    threat = folder_threat(
+        parsed.name, category, [(SKILL_FILE, folder / SKILL_FILE), *supporting_files(folder)], parsed.description
+    )
     return replace(
         info, name=parsed.name, description=parsed.description, warning=" ".join(parsed.warnings), error=threat
     )

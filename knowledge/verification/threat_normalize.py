@@ -107,18 +107,26 @@ def char_label(ch: str) -> str:
     return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
 
 
-def _allowed_selector(prev: str, ch: str) -> bool:
+# Letter-like symbols that are emoji with U+FE0F ("ℹ️", "Ⓜ️"), and the keycap sequences "1️⃣", "#️⃣".
+_EMOJI_LETTERS = frozenset("\u2139\u24c2")
+_KEYCAP_BASES = frozenset("0123456789#*")
+_KEYCAP = "\u20e3"
+
+
+def _allowed_selector(prev: str, ch: str, following: str = "") -> bool:
     """Emoji and ideographic variation sequences are how people write, not hiding.
 
     One selector may follow a base character: U+FE0E/U+FE0F after a non-ASCII symbol (emoji
-    presentation), U+E0100.. after a CJK ideograph. A run of selectors, or one after a Latin
-    letter, carries data nobody sees ("emoji smuggling") and is refused.
+    presentation, "⚠️", "ℹ️") or in a keycap ("1️⃣"), U+E0100.. after a CJK ideograph. A run of
+    selectors, or one after a Latin letter, carries data nobody sees ("emoji smuggling") and is refused.
     """
+    cp = ord(ch)
+    if cp in (0xFE0E, 0xFE0F) and prev in _KEYCAP_BASES and following == _KEYCAP:
+        return True
     if not prev or is_hidden(prev) or prev.isascii():
         return False
-    cp = ord(ch)
     if cp in (0xFE0E, 0xFE0F):
-        return not prev.isalpha()
+        return not prev.isalpha() or prev in _EMOJI_LETTERS
     if cp in _VS_IDEOGRAPHIC:
         return unicodedata.name(prev, "").startswith("CJK")
     return False
@@ -140,7 +148,9 @@ def first_hidden(text: str) -> str | None:
             continue
         ch = text[i]
         cp = ord(ch)
-        if (cp in _VS_BASIC or cp in _VS_IDEOGRAPHIC) and _allowed_selector(text[i - 1] if i else "", ch):
+        if (cp in _VS_BASIC or cp in _VS_IDEOGRAPHIC) and _allowed_selector(
+            text[i - 1] if i else "", ch, text[i + 1 : i + 2]
+        ):
             continue
         return ch
     return None

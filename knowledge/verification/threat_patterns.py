@@ -26,13 +26,39 @@ def _gap(limit: int, stop: str) -> str:
     return rf"(?:(?!{stop}).){{0,{limit}}}?"
 
 
+def _clause_gap(limit: int, stop: str, cells: bool = True) -> str:
+    """`_gap` that also ends at a sentence's end (and, with `cells`, at a table cell's edge).
+
+    Hermes Agent matches these phrases within one line; the readings here join lines, so a
+    sentence (or a table cell) stands for the line: "send" in one sentence and a web address
+    three paragraphs on are not one instruction."""
+    edge = r"|[.!?](?:\s|$)" + (r"|\|" if cells else "")
+    return rf"(?:(?!{stop}{edge}).){{0,{limit}}}?"
+
+
 _TRANSLATE = r"\b(?:translate|decode|decipher|unscramble)\b"
 _NOTICE = r"\b(?:system|security|critical|urgent|developer|admin)\s+(?:update|notice|override|alert|message)\b"
 _MUST_RUN = r"\b(?:must|always)\s+(?:silently\s+)?(?:run|execute)\s"
 _NET_TOOL = r"\b(?:curl|wget|invoke-webrequest|iwr|httpie|nc|netcat)\b"
 _WRITE_TO = r"\b(?:append|add|write|insert)\b"
+# A script fetched and run unread ("curl … | sh"), and when a skill says to run it: every time
+# something happens, or with nobody asked. A one-off install line says neither and passes.
+_PIPE_TO_SHELL = (
+    r"\b(?:curl|wget|iwr|irm|invoke-webrequest)\b"
+    + _clause_gap(200, r"\b(?:curl|wget)\b", cells=False)
+    + r"\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
+)
+_EVERY_EVENT = (
+    r"\b(?:before|after|on|at\s+the\s+start\s+of|ahead\s+of)\s+(?:every|each|any)\s+(?:new\s+)?"
+    r"(?:deploy\w*|release|build|run|commit|push|merge|start\w*|session|task|turn|reply|boot|login|pr|pull\s+request)\b"
+)
+_UNASKED = (
+    r"\bwithout\s+(?:first\s+)?(?:asking|confirm\w*|prompting|approval|review\w*|checking|telling|reading|permission)\b"
+    r"|\b(?:no|skip\s+(?:the\s+)?)\s*(?:confirmation|approval|review)\b|\bdon'?t\s+ask\b"
+)
 # Files that steer the agent itself; editing them outside the stores is a persistence attack.
-_AGENT_FILES = r"(?:\.hermes(?:/|\b)|memory\.md|user\.md|soul\.md)"
+# A plan or a log the agent writes under .hermes/ (plans/, logs/) steers nothing.
+_AGENT_FILES = r"(?:\.hermes(?![/ ](?:plans|logs)\b)(?:/|\b)|(?<![\w-])(?:memory\.md|user\.md|soul\.md))"
 
 # (id, reason, regex). Order matters only for which id is reported when several match.
 _PATTERN_SPECS: list[tuple[str, str, str]] = [
@@ -53,7 +79,8 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
     (
         "prompt_injection.system_prompt_override",
         "tries to override or replace the system prompt",
-        r"\b(?:new|updated|override|overrid(?:e|ing)|replace|replacing|overwrite|rewrite|ignore)\s+"
+        # "a new system prompt" is a description (of a deployment, a release); "new system prompt:" is not.
+        r"\b(?:new(?<!\ba new)(?<!\bthe new)|updated|override|overrid(?:e|ing)|replace|replacing|overwrite|rewrite|ignore)\s+"
         r"(?:the\s+|your\s+|this\s+)?system\s+(?:prompt|message|instructions)\b"
         r"|\bsystem\s+prompt\s+(?:override|overwrite|replacement|is\s+now|has\s+(?:been\s+)?changed)",
     ),
@@ -179,10 +206,31 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
         r"(?:immediately|silently|now|automatically)",
     ),
     (
+        "c2.remote_script",
+        "runs a downloaded script unread (curl | sh) on every deploy or without asking",
+        # "… | sh, then run the tests before every deploy" runs the tests every time, not the script.
+        _PIPE_TO_SHELL
+        + _clause_gap(160, _PIPE_TO_SHELL + r"|;|\bthen\b", cells=False)
+        + r"(?:"
+        + _EVERY_EVENT
+        + "|"
+        + _UNASKED
+        + ")"
+        + r"|(?:"
+        + _EVERY_EVENT
+        + "|"
+        + _UNASKED
+        + ")"
+        + _clause_gap(160, _EVERY_EVENT, cells=False)
+        + _PIPE_TO_SHELL,
+    ),
+    (
         "c2.anti_forensics",
         "asks to cover tracks or destroy evidence",
         r"\b(?:cover|hide)\s+(?:your|the|our|its)\s+tracks\b"
-        r"|\b(?:delete|clear|wipe|erase|purge|scrub|remove)\s+(?:all\s+)?(?:the\s+|your\s+|any\s+)?(?:traces?|evidence|"
+        # "clear" needs its object's article: "clear evidence" is an adjective, "clear the evidence" is not.
+        r"|\b(?:delete|wipe|erase|purge|scrub|remove|clear(?=\s+(?:all|the|your|any)\b))\s+(?:all\s+)?"
+        r"(?:the\s+|your\s+|any\s+)?(?:traces?|evidence|"
         r"audit\s+(?:log|trail)|"
         r"\.?bash_history|shell\s+history|command\s+history)\b"
         r"|\bhistory\s+-c\b|\bunset\s+histfile\b"
@@ -222,15 +270,19 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
     (
         "persistence.ssh_keys",
         "touches SSH keys or authorized_keys",
-        r"\bauthorized_keys\b|\.ssh/id_\w+|\bssh-(?:rsa|ed25519|dss|ecdsa)\s+aaaa"
+        # A public key (id_ed25519.pub) is meant to be shared; the private one is not.
+        r"\bauthorized_keys\b|\.ssh/id_\w+\b(?!\.pub)|\bssh-(?:rsa|ed25519|dss|ecdsa)\s+aaaa"
         r"|-----begin\s+(?:rsa\s+|openssh\s+|ec\s+|dsa\s+|encrypted\s+)?private\s+key-----",
     ),
     (
         "persistence.agent_config",
         "edits the agent's own configuration or instructions",
         r"\b(?:edit|modify|change|overwrite|write\s+to|append\s+to|update|replace|patch|delete)\s+"
-        r"(?:your\s+own|the\s+agent'?s|hermes'?s?|your)\s+(?:config(?:uration)?|settings|memory\s+files?|system\s+prompt|"
+        r"(?:your\s+own|hermes'?s?|your)\s+(?:config(?:uration)?|settings|memory\s+files?|system\s+prompt|"
         r"instructions\s+file|soul)"
+        # "the agent's system prompt" is what an API's agent object has; its files are this agent's.
+        r"|\b(?:edit|modify|change|overwrite|write\s+to|append\s+to|update|replace|patch|delete)\s+"
+        r"the\s+agent'?s\s+(?:config(?:uration)?|settings|memory\s+files?|instructions\s+file|soul)"
         r"|\b(?:edit|modify|overwrite|write\s+to|append\s+to|echo\b[^>]{0,80}>>?|sed\s+-i)\s*\S*"
         + _AGENT_FILES
         + r"|"
@@ -257,9 +309,10 @@ _PATTERN_SPECS: list[tuple[str, str, str]] = [
 
 # `[. ]` after .env: the reading with separators as spaces writes ".env.example" as ".env example".
 _CREDENTIAL_FILES = (
-    r"(?:\.aws/credentials|\.aws/config|\.ssh/id_\w+|\.netrc|\.pgpass"
-    r"|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\.pypirc|\.gnupg\S*|/etc/shadow|id_rsa|id_ed25519"
-    r"|\.env\b(?![. ](?:example|sample|template|dist))|login_token|keychain)"
+    r"(?:\.aws/credentials|\.aws/config|\.ssh/id_\w+\b(?!\.pub)|\.netrc|\.pgpass"
+    r"|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\.pypirc|\.gnupg\S*|/etc/shadow"
+    r"|id_rsa\b(?!\.pub)|id_ed25519\b(?!\.pub)"
+    r"|\.env\b(?![. ](?:example|sample|template|dist|path))|login_token|keychain)"
 )
 _REPLY = r"(?:the\s+|your\s+|each\s+|every\s+|my\s+)?(?:reply|replies|response|responses|answer|answers|output|chat)"
 
@@ -299,9 +352,12 @@ _PATTERN_SPECS += [
 # refuse ordinary words ("havoc", "check in with", "~/.ssh"); that is Hermes' own trade-off and the
 # README says so. _F is the bounded filler of a few words between key words.
 _F = r"(?:\w+\s+){0,8}"
+# The filler between "share" and "conversation": "share the file in conversation" puts a file in
+# the conversation, "share threads but not conversation" withholds it; neither outputs it.
+_F_OBJECT = r"(?:(?!(?:in|into|with|within|during|not|but|per|across|between|throughout)\s)\w+\s+){0,8}"
 _SECRET_VAR = r"\$\{?\w*(?:key|token|secret|password|credential)s?\b"
 _MODIFY_WORD = r"(?:update|modify|edit|write|change|append|add\s+to)\s"
-_MODIFY = _MODIFY_WORD + _gap(2048, _MODIFY_WORD)
+_MODIFY = _MODIFY_WORD + _clause_gap(300, _MODIFY_WORD)
 _PATTERN_SPECS += [
     ("prompt_injection.ignore_instructions", "tells the model to ignore instructions",
      r"ignore\s+" + _F + r"(?:previous|all|above|prior)\s+" + _F + r"instructions"),
@@ -343,18 +399,20 @@ _PATTERN_SPECS += [
     ("c2.known_framework", "mentions command-and-control infrastructure",
      r"\bc2\s+(?:server|channel|infrastructure|beacon)\b|\bcommand\s+and\s+control\b"),
     ("exfiltration.curl_secret", "sends an environment secret over the network",
-     r"(?:curl|wget)\s" + _gap(2048, r"(?:curl|wget)\s") + _SECRET_VAR),
+     r"(?:curl|wget)\s" + _clause_gap(300, r"(?:curl|wget)\s", cells=False) + _SECRET_VAR),
     ("exfiltration.read_env_file", "reads a secrets file",
-     r"cat\s" + _gap(2048, r"cat\s") + r"(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
+     r"cat\s" + _clause_gap(300, r"cat\s") + r"(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
     ("exfiltration.send_to_url", "sends something to a web address",
-     r"(?:send|post|upload|transmit)\s" + _gap(2048, r"(?:send|post|upload|transmit)\s") + r"\s(?:to|at)\s+https?://"),
+     # "send the user to https://…" points a person at a page.
+     r"(?:send|post|upload|transmit)\s(?!(?:the\s+)?(?:user|users|them|him|her|people|you|yourself|me|us)\b)"
+     + _clause_gap(300, r"(?:send|post|upload|transmit)\s") + r"\s(?:to|at)\s+https?://"),
     ("exfiltration.dump_context", "asks to output the conversation",
-     r"(?:include|output|print|share)\s+" + _F
+     r"(?:include|output|print|share)\s+" + _F_OBJECT
      + r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)"),
     ("persistence.ssh_keys", "touches authorized_keys or ~/.ssh", r"authorized_keys|\$home/\.ssh|~/\.ssh"),
     ("persistence.agent_config", "touches the agent's .env", r"\$home/\.hermes/\.env|~/\.hermes/\.env"),
     ("persistence.agent_config", "edits an agent instruction file",
-     _MODIFY + r"(?:agents\.md|claude\.md|\.cursorrules|\.clinerules|\.hermes/(?:config\.yaml|soul\.md))"),
+     _MODIFY + r"(?<![\w-])(?:agents\.md|claude\.md|\.cursorrules|\.clinerules|\.hermes/(?:config\.yaml|soul\.md))"),
     ("secrets.hardcoded", "contains a hard-coded secret",
      r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][a-z0-9+/=_-]{20}"),
 ]  # fmt: skip
