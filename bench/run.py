@@ -13,6 +13,7 @@ Benchmarks (each in its own process, see bench/part.py), numbered as in the READ
  7 prompt_economy  prompt tokens on memory/skills blocks, system prompt stability, review cost
  8 footprint       start-up time, resident memory idle and after 1M messages (under load: in 3)
  9 threat_scan     the threat scan's worst adversarial input up to 64 KiB beside prose of the same length
+10 hostile_uploads a page's load time while 4 hostile PDFs are read, against the idle server
 """
 
 from __future__ import annotations
@@ -35,7 +36,17 @@ from bench.part import MARK
 _NOT_PASSED = ("HERMES_HOME", "HERMES_DB", "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "HERMES_QUEUE")
 
 
-PARTS = ["overhead", "live", "review_overhead", "search", "memory_writes", "prompt_economy", "footprint", "threat_scan"]
+PARTS = [
+    "overhead",
+    "live",
+    "review_overhead",
+    "search",
+    "memory_writes",
+    "prompt_economy",
+    "footprint",
+    "threat_scan",
+    "hostile_uploads",
+]
 
 
 def run_part(name: str, scale: str, timeout: float) -> tuple[list[Figure], str]:

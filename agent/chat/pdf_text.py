@@ -76,7 +76,7 @@ def _not_attached(name: str) -> Callable[[str], str]:
     return lambda why: f"{name} {why}. It was not attached."
 
 
-def _sentence(name: str, kind: str, detail: object, deadline: float) -> str:
+def _sentence(name: str, kind: str, detail: object, deadline: float, memory: int = MEMORY) -> str:
     no = _not_attached(name)
     sentences = {
         "not_pdf": no("is not a PDF (its content does not start like one)"),
@@ -87,7 +87,7 @@ def _sentence(name: str, kind: str, detail: object, deadline: float) -> str:
         "pages": no(f"has {detail:,} pages; attached PDFs are limited to {MAX_PAGES} pages")
         if isinstance(detail, int)
         else no("has too many pages"),
-        "memory": no(f"needs more memory than allowed to read (over {MEMORY // (1024 * 1024)} MB)"),
+        "memory": no(f"needs more memory than allowed to read (over {memory // (1024 * 1024)} MB)"),
         "slow": no(f"took too long to read (over {deadline:g} seconds)"),
         "busy": f"Other PDFs are being read right now; attach {name} again in a minute.",
         "empty": no("has no text to extract — it may be scanned images"),
@@ -120,7 +120,7 @@ def _take(line: bytes, got: _Outcome) -> None:
         got.done = True
 
 
-def _run(data: bytes, budget: int, deadline_at: float, clock: Callable[[], float]) -> _Outcome:
+def _run(data: bytes, budget: int, memory: int, deadline_at: float, clock: Callable[[], float]) -> _Outcome:
     """Start the worker on `data` and read its lines until it ends, refuses or the deadline passes."""
     got = _Outcome(texts=[])
     cpu = max(1, int(deadline_at - clock()) + 1)
@@ -129,7 +129,7 @@ def _run(data: bytes, budget: int, deadline_at: float, clock: Callable[[], float
         source.write(data)
         source.seek(0)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agent.chat.pdf_worker", str(budget), str(MEMORY), str(cpu)],
+            [sys.executable, "-m", "agent.chat.pdf_worker", str(budget), str(memory), str(cpu)],
             cwd=_ROOT,
             stdin=source,
             stdout=subprocess.PIPE,
@@ -191,12 +191,13 @@ def extract(
     max_chars: int,
     *,
     deadline: float = DEADLINE,
+    memory: int = MEMORY,
     clock: Callable[[], float] = time.monotonic,
 ) -> PdfText:
     """The text of the PDF `data`, at most `max_chars` characters (cut visibly, never silently).
 
     Raises PdfRefused with the sentence for the person when it gives no text within `deadline`
-    seconds (waiting for a free worker included)."""
+    seconds (waiting for a free worker included) and `memory` bytes of address space."""
     if not is_pdf(data):
         raise PdfRefused(_sentence(name, "not_pdf", None, deadline))
     deadline_at = clock() + deadline
@@ -204,12 +205,12 @@ def extract(
     if not _slots.acquire(timeout=deadline):
         raise PdfRefused(_sentence(name, "busy", None, deadline))
     try:
-        got = _run(data, limit, deadline_at, clock)
+        got = _run(data, limit, memory, deadline_at, clock)
     finally:
         _slots.release()
     if got.refused:
         log.info("%s was refused: %s (%s)", name, got.refused, got.detail)
-        raise PdfRefused(_sentence(name, got.refused, got.detail, deadline))
+        raise PdfRefused(_sentence(name, got.refused, got.detail, deadline, memory))
     text = "\n\n".join(got.texts or [])
     if not text:
         raise PdfRefused(_sentence(name, "empty", None, deadline))

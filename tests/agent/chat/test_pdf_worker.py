@@ -23,9 +23,11 @@ BUSY = "Other PDFs are being read right now"
 
 
 def test_a_decompression_bomb_is_refused_for_memory():
+    # A smaller cap than the server's meets the bomb on its first page, within the processor time
+    # the reader gets at full priority: the refusal does not depend on how busy the machine is.
     with pytest.raises(pdf_text.PdfRefused) as refused:
-        pdf_text.extract("bomb.pdf", flate_bomb_pdf(), 100_000, deadline=60)
-    assert str(refused.value) == f"bomb.pdf {MEMORY} (over 512 MB). It was not attached."
+        pdf_text.extract("bomb.pdf", flate_bomb_pdf(), 100_000, deadline=120, memory=128 * 1024 * 1024)
+    assert str(refused.value) == f"bomb.pdf {MEMORY} (over 128 MB). It was not attached."
 
 
 def test_a_document_slow_on_every_page_is_refused_at_the_deadline():
@@ -44,7 +46,9 @@ def test_an_unknown_compression_is_named_in_a_sentence():
 
 def test_a_long_normal_pdf_is_read_whole_within_the_limits():
     pages = [f"Page {n} of the annual report\n" + "the figures rose again this quarter\n" * 30 for n in range(300)]
-    got = pdf_text.extract("annual.pdf", text_pdf(pages), 10_000_000)
+    # The deadline is the test's: past its first half second a long document reads at the lowest
+    # priority, which on a busy test machine can take longer than the server's 20 s.
+    got = pdf_text.extract("annual.pdf", text_pdf(pages), 10_000_000, deadline=120)
     assert got.pages == 300 and got.cut_at is None
     assert "Page 0 of the annual report" in got.text and "Page 299 of the annual report" in got.text
 
