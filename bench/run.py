@@ -14,6 +14,7 @@ Benchmarks (each in its own process, see bench/part.py), numbered as in the READ
  8 footprint       start-up time, resident memory idle and after 1M messages (under load: in 3)
  9 threat_scan     the threat scan's worst adversarial input up to 64 KiB beside prose of the same length
 10 hostile_uploads a page's load time while 4 hostile PDFs are read, against the idle server
+11 skill_corpora   real skill checkouts (SKILL_CORPUS_<NAME>=path) imported whole, beside hostile skills caught
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ PARTS = [
     "footprint",
     "threat_scan",
     "hostile_uploads",
+    "skill_corpora",
 ]
 
 

@@ -47,6 +47,7 @@ from knowledge.skills.format import (
     check_name,
     check_rel_path,
     one_line,
+    parse_skill_md,
     validate_existing,
     validate_skill_md,
 )
@@ -160,7 +161,12 @@ class SkillStore:
         prov = prov or Provenance()
         check_name(name)
         check_category(category)
-        validate_skill_md(content, name, lenient=lenient)
+        if lenient:
+            # As Hermes lists a skill placed in its home: a frontmatter name other than the
+            # folder's (some of Hermes' own bundled skills) is its name, noted on the skills page.
+            parse_skill_md(content, lenient=True)
+        else:
+            validate_skill_md(content, name)
         check_text(f"the skill name '{name}'", f"{category} {name}")
         with self.locked():
             existing = self.find(name)

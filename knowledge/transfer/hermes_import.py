@@ -26,7 +26,13 @@ from knowledge.memory.store import TARGETS, MemoryStore, parse
 from knowledge.models import KnowledgeChange, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills.files import skill_folders, supporting_files
-from knowledge.skills.format import MAX_LENIENT_SKILL_CHARS, SKILL_FILE, SkillError, check_file_size
+from knowledge.skills.format import (
+    MAX_LENIENT_SKILL_CHARS,
+    SKILL_FILE,
+    SkillError,
+    check_file_size,
+    read_placed_skill,
+)
 from knowledge.skills.store import SkillStore
 from knowledge.transfer.archive import ArchiveError, unpack
 
@@ -162,14 +168,16 @@ def _import_skill(store: SkillStore, category: str, folder: Path, prov: Provenan
     try:
         content = _read_text(folder / SKILL_FILE, MAX_LENIENT_SKILL_CHARS * 4)
         store.create(name, content, category=category, prov=prov, lenient=True)
+        listed = read_placed_skill(content, name).name  # its frontmatter name, if the folder's differs
     except (TransferError, SkillError) as exc:
         clash = "already exists" in str(exc)
         report.items.append(Item("skill", label, "skipped" if clash else "rejected", str(exc)))
         return
-    report.items.append(Item("skill", label, "added", store.get(name).warning))
-    # Every file of the folder, as Hermes' skill_view reads any of them: SKILL.md points at them.
+    report.items.append(Item("skill", label, "added", store.get(listed).warning))
+    # Every file of the folder whatever its subfolder (curl/, shared/, reference.md beside SKILL.md),
+    # as Hermes' skill_view reads any of them: SKILL.md points at them.
     for rel, path in supporting_files(folder):
-        _import_file(store, name, rel, path, prov, report)
+        _import_file(store, listed, rel, path, prov, report)
     for rel in _hidden_files(folder):  # said, not silently dropped
         report.items.append(Item("file", f"{name}/{rel}", "skipped", "hidden file; not imported"))
 
