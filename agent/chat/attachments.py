@@ -1,7 +1,7 @@
 """Attaching a PDF or an image to a chat message: the upload and the image's own address.
 
-A PDF is read here (agent/chat/pdf_text.py) and its text goes back to the page, which puts it in
-the message like an attached text file. An image is kept in the home (knowledge/attachments.py)
+A PDF is read by a capped worker process (agent/chat/pdf_text.py) and its text goes back to the
+page, which puts it in the message like an attached text file. An image is kept in the home (knowledge/attachments.py)
 and the page sends its id with the message; the runner links it to the stored message and the
 model gets it as an image part (agent/chat/image_parts.py). Limits are stated in
 docs/BEHAVIOUR.md, "The chat"; every refusal is a JSON {"error": sentence} and nothing the
