@@ -291,18 +291,29 @@ class PendingWrite(models.Model):
 
     STATUSES = [("pending", "pending"), ("approved", "approved"), ("rejected", "rejected"), ("failed", "failed")]
 
-    class Hold(models.TextChoices):
+    class Hold:
         """Why a held write waits; APPROVAL: not held, it waits because approval mode is on."""
 
-        APPROVAL = "", "Waits for approval"
-        UNSUPPORTED = "unsupported", "Not shown by the conversation"
-        CONFLICT = "conflict", "Conflict"
-        UNTESTED = "untested", "Not shown to work"
-        DUPLICATE = "duplicate", "Already known"
-        INSTRUCTION = "instruction", "Instruction"
-        REMOVAL = "removal", "Removal"
-        SECRET = "secret", "Secret"
-        UNCHECKED = "unchecked", "Could not be checked"
+        APPROVAL = ""
+        UNSUPPORTED = "unsupported"
+        CONFLICT = "conflict"
+        UNTESTED = "untested"
+        DUPLICATE = "duplicate"
+        INSTRUCTION = "instruction"
+        REMOVAL = "removal"
+        SECRET = "secret"
+        UNCHECKED = "unchecked"
+        CHOICES = [
+            (APPROVAL, "Waits for approval"),
+            (UNSUPPORTED, "Not shown by the conversation"),
+            (CONFLICT, "Conflict"),
+            (UNTESTED, "Not shown to work"),
+            (DUPLICATE, "Already known"),
+            (INSTRUCTION, "Instruction"),
+            (REMOVAL, "Removal"),
+            (SECRET, "Secret"),
+            (UNCHECKED, "Could not be checked"),
+        ]
 
     kind = models.CharField(max_length=10)  # memory | skill
     tool_name = models.CharField(max_length=40)
@@ -314,7 +325,7 @@ class PendingWrite(models.Model):
     # Held because its evidence was missing or not found in the conversation (not for approval mode).
     unsupported = models.BooleanField(default=False)
     reason = models.TextField(blank=True, default="")
-    hold_kind = models.CharField(max_length=12, choices=Hold.choices, default=Hold.APPROVAL, blank=True)
+    hold_kind = models.CharField(max_length=12, choices=Hold.CHOICES, default=Hold.APPROVAL, blank=True)
     # A conflict hold: the existing entry the write contradicts, {"target": ..., "text": ...}.
     conflict = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

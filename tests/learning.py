@@ -67,8 +67,8 @@ SAVE_USER_PREF = {
 
 
 def is_verify(body: dict[str, Any]) -> bool:
-    """The verifier's second reading of learned writes (agent/tools/verify_gate.py)."""
-    from agent.tools.verify_gate import VERIFIER_PROMPT
+    """The verifier's second reading of learned writes (agent/admission/verifier.py)."""
+    from agent.admission.verifier import VERIFIER_PROMPT
 
     messages = body.get("messages") or [{}]
     return messages[0].get("role") == "system" and messages[0].get("content") == VERIFIER_PROMPT
@@ -79,6 +79,13 @@ def proposed(body: dict[str, Any]) -> list[dict[str, Any]]:
     shown = json.loads(body["messages"][-1]["content"])
     existing = {e["id"]: e["text"] for e in shown["existing"]}
     return [{**p, "nearest_text": [existing[i] for i in p["nearest"]], "existing": existing} for p in shown["proposed"]]
+
+
+def quoted_turn(body: dict[str, Any], entry: dict[str, Any], n: int = 0) -> dict[str, str]:
+    """The conversation turn (speaker and text) the entry's n-th quote comes from, as the verifier was shown it."""
+    turns = {t["n"]: t for t in json.loads(body["messages"][-1]["content"])["conversation"]}
+    turn = turns[entry["evidence"][n]["turn"]]
+    return {"speaker": turn["speaker"], "text": turn["text"]}
 
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]

@@ -22,9 +22,9 @@ from typing import Any, Protocol
 from django.db.models import F
 from django.utils import timezone
 
+from agent.admission import batch as verify_batch
 from agent.llm import LLMError
 from agent.loop import AgentLoop, ModelClient, TurnError
-from agent.tools import verify_batch
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site.config import Config
 from knowledge import versions

@@ -7,7 +7,8 @@ most one review per session at a time across every server process sharing the da
 dropped), with its own counters off, at most `review.max_iterations` model calls, and only the
 four knowledge tools — enforced by giving the loop a registry that holds nothing else, so any
 other call is refused by the dispatcher.
-Its outcome is recorded on a ReviewRun and published to the notification hook.
+Its outcome is recorded on a ReviewRun (the writes it saved, as data) and published to the
+notification hook with the writes it left waiting in the inbox.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from django.db import close_old_connections
 from django_tasks import task
 
 from agent import jobs
+from agent.admission import batch as verify_batch
 from agent.learning import notify
 from agent.llm import client_from_config
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
-from agent.tools import verify_batch
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
@@ -134,23 +135,78 @@ def prompt_kind(review_memory: bool, review_skills: bool) -> str:
     return "memory" if review_memory else "skill"
 
 
-def summarize_results(tool_messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
-    """The 💾 summary: messages of successful results that changed something, de-duplicated
-    in order and joined with " · "."""
-    actions: list[str] = []
-    changes: list[dict[str, str]] = []
-    for msg in tool_messages:
-        try:
-            data = json.loads(msg.get("content") or "{}")
-        except (json.JSONDecodeError, TypeError):
+def saved_writes(finished: list[ToolFinished]) -> list[notify.SavedWrite]:
+    """The writes a review saved: its successful memory and skill_manage calls that changed a file
+    (a write staged for approval changed nothing yet; it is one of `held_writes`)."""
+    saved: list[notify.SavedWrite] = []
+    for event in finished:
+        data = _json_object(event.message.get("content") or "")
+        if not data.get("success") or not data.get("changed") or data.get("pending"):
             continue
-        if not isinstance(data, dict) or not data.get("success") or not data.get("changed"):
-            continue
-        message = str(data.get("message") or "").strip()
-        if message:
-            actions.append(message)
-            changes.append({"message": message, "target": str(data.get("target") or data.get("path") or "")})
-    return " · ".join(dict.fromkeys(actions)), changes
+        args = _json_object(event.arguments)
+        kind = "memory" if event.name == "memory" else "skill"
+        target = (data.get("target") or args.get("target")) if kind == "memory" else args.get("name")
+        saved.append(
+            notify.SavedWrite(
+                kind=kind,
+                target=str(target or ""),
+                action=str(data.get("action") or args.get("action") or "batch"),
+                message=str(data.get("message") or "").strip(),
+            )
+        )
+    return saved
+
+
+def held_writes(run_id: int) -> list[notify.HeldWrite]:
+    """The writes the review left waiting in the inbox, read from their records (whichever check
+    held them, or approval mode), oldest first."""
+    held: list[notify.HeldWrite] = []
+    for item in PendingWrite.objects.filter(review_id=run_id, status="pending").order_by("id"):
+        args = item.arguments if isinstance(item.arguments, dict) else {}
+        target = args.get("target") if item.kind == "memory" else args.get("name")
+        held.append(
+            notify.HeldWrite(
+                kind=item.kind,
+                target=str(target or ""),
+                action=str(args.get("action") or "batch"),
+                pending_id=item.pk,
+                hold=item.hold_kind,
+            )
+        )
+    return held
+
+
+def summary_of(saved: list[notify.SavedWrite]) -> str:
+    """The saved writes in the tools' words, de-duplicated in order and joined with " · "
+    (two writes to one file show once): "User profile updated · Skill 'x' created"."""
+    return " · ".join(dict.fromkeys(s["message"] for s in saved if s["message"]))
+
+
+def review_notice(run: ReviewRun, session_id: str) -> notify.ReviewNotice:
+    """What a finished run tells its listeners: the writes recorded on the run, and the ones still
+    waiting for the person (also for a run another process finished, read back from its records)."""
+    saved = [
+        notify.SavedWrite(
+            kind=str(c.get("kind", "")),
+            target=str(c.get("target", "")),
+            action=str(c.get("action", "")),
+            message=str(c.get("message", "")),
+        )
+        for c in (run.changes if isinstance(run.changes, list) else [])
+        if isinstance(c, dict)
+    ]
+    summary = "" if run.summary == NOTHING_TO_SAVE else run.summary
+    return notify.ReviewNotice(
+        session_id, run.pk, run.prompt_kind, summary, run.status, run.error, saved, held_writes(run.pk)
+    )
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text or "{}")
+    except (json.JSONDecodeError, TypeError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def spawn_review(
@@ -297,7 +353,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     started = time.monotonic()
     client = None
     ctx: ToolContext | None = None
-    tool_messages: list[dict[str, Any]] = []
+    finished: list[ToolFinished] = []
     error = ""
     try:
         client = job.client_factory(config, config.review_model)
@@ -318,7 +374,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
                 run.completion_tokens += event.usage.completion_tokens
                 run.iterations = event.iteration
             elif isinstance(event, ToolFinished):
-                tool_messages.append(event.message)
+                finished.append(event)
             elif isinstance(event, TurnError):
                 error = event.message
             elif isinstance(event, TurnDone) and event.hit_limit:
@@ -332,10 +388,10 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
     # The verifier's calls are the review's too (agent/tools/verify_gate.py).
     run.prompt_tokens += ctx.turn_state.get("verify_prompt_tokens", 0) if ctx else 0
     run.completion_tokens += ctx.turn_state.get("verify_completion_tokens", 0) if ctx else 0
-    summary, changes = summarize_results(tool_messages)
+    saved = saved_writes(finished)
+    changes = [{key: str(value) for key, value in write.items()} for write in saved]
     duration_ms = int((time.monotonic() - started) * 1000)
-    run.finish(summary=summary or NOTHING_TO_SAVE, changes=changes, error=error, duration_ms=duration_ms)
-    # Writes left waiting for approval are news too: without them the toast told of them only on a reload.
-    waiting = PendingWrite.objects.filter(review_id=run_id, status="pending").count()
-    notify.publish(notify.ReviewNotice(session_id, run_id, kind, summary, run.status, error, changes, waiting))
+    run.finish(summary=summary_of(saved) or NOTHING_TO_SAVE, changes=changes, error=error, duration_ms=duration_ms)
+    # Writes left waiting for the person are news too: the notice names them, not only the saved ones.
+    notify.publish(review_notice(run, session_id))
     return run

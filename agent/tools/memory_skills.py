@@ -19,7 +19,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent.tools.evidence_gate import REMOVAL
 from agent.tools.registry import ToolContext
 from hermes_site import config as hermes_config
 from knowledge.models import PendingWrite
@@ -83,7 +82,7 @@ def offer_removal(where: str, entry: str, skill: str, ctx: ToolContext) -> Pendi
     """Hold, for the person's approval, the removal of the memory entry a new skill now holds
     (one item per entry: a second skill restating it finds the first offer)."""
     args = {"target": where, "action": "remove", "old_text": entry}
-    waiting = PendingWrite.objects.filter(kind="memory", status="pending", reason__startswith=REMOVAL)
+    waiting = PendingWrite.objects.filter(kind="memory", status="pending", hold_kind=PendingWrite.Hold.REMOVAL)
     found = next((p for p in waiting if p.arguments == args), None)
     if found is not None:
         return found
@@ -96,7 +95,7 @@ def offer_removal(where: str, entry: str, skill: str, ctx: ToolContext) -> Pendi
         unsupported=True,
         hold_kind=PendingWrite.Hold.REMOVAL,
         reason=(
-            f"{REMOVAL}: the new skill '{skill}' holds this procedure now, so it is known twice. Approve to "
+            f"The new skill '{skill}' holds this procedure now, so it is known twice. Approve to "
             "remove the entry from memory (the skill keeps it), or reject to keep both."
         ),
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent.tools import evidence_gate, memory_budget, memory_skills, verify_gate
+from agent.admission import holds, provenance, verifier
+from agent.tools import memory_budget, memory_skills
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
 from knowledge.memory.duplicates import all_entries, memory_duplicate
@@ -61,8 +62,8 @@ PARAMETERS: dict[str, Any] = {
             "description": "Several actions applied together (all or nothing); use instead of action.",
             "items": _OPERATION_SCHEMA,
         },
-        "evidence": evidence_gate.EVIDENCE_PARAM,
-        "both_hold": evidence_gate.BOTH_HOLD_PARAM,
+        "evidence": provenance.EVIDENCE_PARAM,
+        "both_hold": provenance.BOTH_HOLD_PARAM,
     },
     "required": ["target"],
 }
@@ -154,18 +155,18 @@ def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
         if for_skills:
             return ToolResult.failure(for_skills, target=target)
         existing = all_entries(store)
-        decision = verify_gate.second_reading(args, ctx, existing, evidence_gate.decide(args, ctx, "memory", existing))
+        decision = verifier.second_reading(args, ctx, existing, provenance.decide(args, ctx, "memory", existing))
         if decision.held_reason and any(op.get("content") for op in operations if isinstance(op, dict)):
-            return evidence_gate.hold("memory", TOOL_NAME, args, ctx, decision)
+            return holds.hold("memory", TOOL_NAME, args, ctx, decision)
         for entry in removed_entries(store, target, operations):
-            removal = evidence_gate.decide_removal(args, ctx, "memory", entry)
+            removal = provenance.decide_removal(args, ctx, "memory", entry)
             if removal.held_reason:
-                return evidence_gate.hold("memory", TOOL_NAME, args, ctx, removal)
+                return holds.hold("memory", TOOL_NAME, args, ctx, removal)
         if ctx.stage_writes.get("memory"):
             return _stage(args, target, operations, ctx)
         result = memory_budget.write(store, target, operations, decision.prov, ctx.turn_state)
         if result.ok:
-            evidence_gate.settle_conflicts(args, ctx)
+            holds.settle_conflicts(args, ctx)
         return result
 
     return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, handler=handler)

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.tools import evidence_gate, memory_skills, verify_skills
+from agent.admission import holds, provenance
+from agent.admission import skills as skill_admission
+from agent.tools import memory_skills
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
@@ -201,13 +203,13 @@ REMOVALS = ("delete", "disable", "remove_file")
 Restated = tuple[str, str] | None  # a memory entry (file, text) a skill restates
 
 
-def _checked(args: dict[str, Any], ctx: ToolContext, action: str) -> tuple[evidence_gate.Decision, Restated]:
+def _checked(args: dict[str, Any], ctx: ToolContext, action: str) -> tuple[provenance.Decision, Restated]:
     """The evidence rule's and the verifier's decision on a learned write, and the memory entry
     (file, text) a new or rewritten skill restates (by the verifier's duplicate-of, or lexically)."""
-    decision = evidence_gate.decide(args, ctx, "skill")
+    decision = provenance.decide(args, ctx, "skill")
     if action not in EVIDENCED:
         return decision, None
-    decision, restated = verify_skills.second_reading(args, ctx, decision)
+    decision, restated = skill_admission.second_reading(args, ctx, decision)
     if restated is None and action in ("create", "edit") and not decision.held_reason:
         restated = memory_skills.restated_entry(str(args.get("content") or ""), all_entries(MemoryStore()))
     return decision, restated
@@ -238,12 +240,12 @@ def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             return ToolResult.failure(duplicate)
     decision, restated = _checked(args, ctx, action)
     if action in EVIDENCED and decision.held_reason:
-        return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
+        return holds.hold("skill", "skill_manage", args, ctx, decision)
     if action in REMOVALS:
         subject = f"{name} {args.get('file_path') or ''}".strip()
-        decision = evidence_gate.decide_removal(args, ctx, "skill", subject)
+        decision = provenance.decide_removal(args, ctx, "skill", subject)
         if decision.held_reason:
-            return evidence_gate.hold("skill", "skill_manage", args, ctx, decision)
+            return holds.hold("skill", "skill_manage", args, ctx, decision)
     if not ctx.stage_writes.get("skills"):
         result = run_action(args, decision.prov, store)
         if restated is None and action == "patch" and result.ok and not args.get("file_path"):
@@ -307,7 +309,7 @@ _SKILL_MANAGE_PARAMS: dict[str, Any] = {
             "or LICENSE.txt (patch defaults to SKILL.md).",
         },
         "file_content": {"type": "string", "description": "write_file: the file's full content."},
-        "evidence": evidence_gate.EVIDENCE_PARAM,
+        "evidence": provenance.EVIDENCE_PARAM,
     },
     "required": ["action", "name"],
 }

@@ -67,3 +67,22 @@ def statement_text(content: str) -> str:
     lines = content.split("\n")
     doc = _document_blocks(lines)
     return "\n".join("" if d else line for line, d in zip(lines, doc, strict=True))
+
+
+DOCUMENT_START, DOCUMENT_END = "[document the person pasted]", "[end of document]"
+
+
+def mark_documents(content: str) -> str:
+    """The message with each pasted document wrapped in markers, so a reader (the verifier) can tell
+    what the person said from what they pasted; the markers inside a document are neutralised so it
+    cannot close its own wrapping."""
+    lines = content.split("\n")
+    doc = _document_blocks(lines)
+    out: list[str] = []
+    for i, (line, d) in enumerate(zip(lines, doc, strict=True)):
+        if d and (i == 0 or not doc[i - 1]):
+            out.append(DOCUMENT_START)
+        out.append(line.replace("[end of document]", "[end of document)") if d else line)
+        if d and (i == len(lines) - 1 or not doc[i + 1]):
+            out.append(DOCUMENT_END)
+    return "\n".join(out)

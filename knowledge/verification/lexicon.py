@@ -1,8 +1,8 @@
-"""The words the support check (knowledge/verification/support.py) reads: content terms, and the cue
-words that change what a sentence says about the person (negation, conditionals, questions, other
-people, jokes), in English and Chinese.
+"""The words the lexical checks read (the signals of agent/admission/signals.py, conflicts,
+removals): content terms, and the cue words that change what a sentence says about the person
+(negation, conditionals, questions, other people, jokes), in English and Chinese.
 
-Everything here is deliberately plain data: the thresholds and the reasons live in support.py, and
+Everything here is deliberately plain data: the thresholds and the reasons live where they are read, and
 docs/EVIDENCE.md states them.
 """
 

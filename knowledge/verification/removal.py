@@ -8,7 +8,7 @@ of theirs (found in what they typed, as for any write: knowledge/verification/ev
 - is not negated ("don't delete it"), a question ("should I delete it?"; "can you delete it?" is a
   request), a hypothetical ("if it breaks, delete it"), a joke, or about someone else;
 - names what is removed: at least REMOVAL_MIN_TERMS of its content terms (all of them when it has
-  fewer), or MIN_COVERAGE of them (knowledge/verification/support.py).
+  fewer), or MIN_COVERAGE of them.
 
 Anything else is held for the person's approval (docs/EVIDENCE.md, Removals).
 """
@@ -20,7 +20,10 @@ from collections.abc import Sequence
 
 from knowledge.verification import lexicon
 from knowledge.verification.documents import Located
-from knowledge.verification.support import MIN_COVERAGE, sentences_of
+from knowledge.verification.sentences import sentences_of
+
+# The share of the subject's terms a sentence must name to count as asking for its removal.
+MIN_COVERAGE = 0.6
 
 REMOVAL_MIN_TERMS = 2
 

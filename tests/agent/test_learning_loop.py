@@ -14,7 +14,7 @@ from tests.learning import (
 )
 
 # These tests are about the loop's rhythm, with turns like "turn 3" that state nothing: the
-# evidence rule (tested in tests/agent/tools/test_evidence_gate.py) is off so writes without quotes land, as in Hermes Agent.
+# evidence rule (tested in tests/agent/admission/test_provenance.py) is off so writes without quotes land, as in Hermes Agent.
 SEED_RULES = "learning:\n  evidence: off\n"
 
 
@@ -45,7 +45,7 @@ def test_review_fires_on_tenth_turn_with_combined_prompt(tmp_path, server):
     # The review's request holds the whole conversation.
     assert [t for t in user_texts(reviews[0]) if t.startswith("turn")] == [f"turn {i}" for i in range(1, 11)]
     assert "Prefers Debian base images" in (home.path / "memories" / "USER.md").read_text()
-    assert "💾 User profile updated" in r.stdout.splitlines()
+    assert "💾 1 saved" in r.stdout.splitlines()
 
 
 def test_memory_prompt_when_skill_review_is_off(tmp_path, server):
@@ -82,7 +82,7 @@ def test_real_memory_call_on_turn_5_moves_review_to_turn_15(tmp_path, server):
     r = home.manage("chat", "--session", "m", *_turns(1, start=15))
     reviews = review_starts(server)
     assert len(reviews) == 1 and user_texts(reviews[0])[-2] == "turn 15"
-    assert "💾 User profile updated" in r.stdout
+    assert "💾 1 saved" in r.stdout.splitlines()
 
 
 def test_twelve_tool_iterations_in_one_turn_trigger_skill_review(tmp_path, server):
@@ -113,7 +113,7 @@ def test_twelve_tool_iterations_in_one_turn_trigger_skill_review(tmp_path, serve
     # The review ran after the turn's final answer.
     assert reviews[0]["messages"][-2]["content"] == "finished the task"
     assert (home.path / "skills" / "docker-compose-debug" / "SKILL.md").exists()
-    assert "💾 Skill 'docker-compose-debug' created" in r.stdout
+    assert "💾 1 saved" in r.stdout.splitlines()
 
 
 def test_both_flags_give_one_combined_review(tmp_path, server):

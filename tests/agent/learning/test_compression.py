@@ -98,7 +98,7 @@ def _flush_reply(body: dict[str, Any]) -> Reply:
 
 def test_flush_saves_memory_and_leaves_nothing_in_the_conversation(home, llm):
     # The flush's mechanics, over turns that state nothing: its evidence rule is tested in
-    # tests/agent/tools/test_evidence_gate.py.
+    # tests/agent/admission/test_provenance.py.
     write_config(home, "learning:\n  evidence: off\nmemory:\n  flush_min_turns: 3\n")
     agent = AgentSession.open(session_id=_stored_session(3).pk)
     before = [dict(m) for m in agent.messages]

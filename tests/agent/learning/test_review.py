@@ -31,7 +31,7 @@ def _answer(events) -> str:
 
 def _every_turn_reviews(home):
     # About the review's mechanics, with turns that state nothing: the evidence rule is tested in
-    # tests/agent/tools/test_evidence_gate.py.
+    # tests/agent/admission/test_provenance.py.
     write_config(
         home, "learning:\n  evidence: off\nmemory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n"
     )
@@ -128,8 +128,8 @@ def test_review_notice_reaches_listeners_with_summary(home, llm):
         assert got.wait(30)
     finally:
         unsubscribe()
-    # Two writes to one file show once.
-    assert heard[0].line == "💾 User profile updated"
+    # Two writes are two saved; to one file, the summary names it once.
+    assert heard[0].line == "💾 2 saved" and heard[0].summary == "User profile updated"
 
 
 def test_write_approval_stages_review_writes_until_approved(home, llm):

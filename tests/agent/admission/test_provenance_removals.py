@@ -67,7 +67,7 @@ def skill(home):
 def _assert_held(result: dict) -> PendingWrite:
     assert result["success"] is False and result["unsupported"] is True
     assert "held for the person's approval" in result["error"] and "nothing was removed" in result["error"]
-    assert "quote" not in result["error"].split("Removal:")[0]  # never told to go and find other words
+    assert "other quote" not in result["error"] and "find" not in result["error"]  # never told to find other words
     held = PendingWrite.objects.get(pk=result["pending_id"])
     assert held.status == "pending" and held.hold_kind == "removal"
     return held
@@ -134,7 +134,7 @@ def test_approving_a_held_delete_applies_it_as_one_change_that_undo_puts_back(ho
     [result] = _review(agent, [_skill_call("delete")], llm)
     held = _assert_held(result)
     page = auth_client.get("/pending/").content.decode()
-    assert "removal" in page and "Deletes the skill and all its files." in page
+    assert "Removal" in page and "Deletes the skill and all its files." in page
 
     auth_client.post(f"/pending/{held.pk}/approve/")
     held.refresh_from_db()

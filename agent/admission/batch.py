@@ -2,8 +2,8 @@
 skill writes a review or flush asks for in one reply are read together, before any of them runs.
 
 The loop calls `prepare` with the reply's tool calls; each write's tool then finds its reading
-(agent/tools/verify_gate.py for memory, agent/tools/verify_skills.py for skills). Writes the
-deterministic checks hold anyway are left out, so they cost no tokens.
+(agent/admission/verifier.py for memory, agent/admission/skills.py for skills). Writes the
+provenance checks hold anyway are left out, so they cost no tokens.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from agent.admission import skills, verifier
 from agent.llm import ToolCallRequest
-from agent.tools import verify_gate, verify_skills
 from agent.tools.registry import ToolContext
 from knowledge.memory.duplicates import all_entries
 from knowledge.memory.store import MemoryStore
@@ -29,14 +29,14 @@ def _arguments(call: ToolCallRequest) -> dict[str, Any] | None:
 
 def prepare(calls: Sequence[ToolCallRequest], ctx: ToolContext) -> None:
     """Read every memory and skill write of one model reply in one call."""
-    if not verify_gate.enabled(ctx):
+    if not verifier.enabled(ctx):
         return
     existing = all_entries(MemoryStore())
-    batch: list[verify_gate.Proposal] = []
+    batch: list[verifier.Proposal] = []
     for call in calls:
         args = _arguments(call) if call.name in ("memory", "skill_manage") else None
         if args is None:
             continue
-        found = verify_gate.unread(args, ctx, existing) if call.name == "memory" else verify_skills.unread(args, ctx)
+        found = verifier.unread(args, ctx, existing) if call.name == "memory" else skills.unread(args, ctx)
         batch += [p for p in found if p.key not in {b.key for b in batch}]
-    verify_gate.readings(ctx).update(verify_gate.read(batch, ctx))
+    verifier.readings(ctx).update(verifier.read(batch, ctx))

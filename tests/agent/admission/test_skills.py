@@ -23,6 +23,7 @@ from tests.learning import (
     is_review_followup,
     is_verify,
     proposed,
+    quoted_turn,
     rubber_stamp,
     script_review,
     script_verifier,
@@ -95,7 +96,7 @@ def test_a_skill_and_a_memory_write_of_one_reply_are_read_in_one_call(home, llm)
     assert memory["kind"] == "memory" and skill["kind"] == "skill" and skill["skill"] == "pip-behind-proxy"
     # The skill is shown whole, with the message its quote comes from, labelled as the person's.
     assert "pip install --proxy" in skill["entry"]
-    assert skill["evidence"][0]["message"] == {"speaker": "the person", "text": WORKED}
+    assert quoted_turn(request, skill) == {"speaker": "the person", "text": WORKED}
     assert "tools" not in request
     assert run.prompt_tokens >= 100_000 and run.completion_tokens >= 40_000
 
@@ -109,7 +110,7 @@ def test_a_skill_the_verifier_does_not_find_run_is_held_as_untested(home, llm):
     assert not _saved(home)
     item = _held("pip-behind-proxy")
     assert item.hold_kind == "untested"
-    assert "on a second reading" in item.reason and "nobody exported a variable" in item.reason
+    assert "On a second reading" in item.reason and "nobody exported a variable" in item.reason
     assert "waits in the person's inbox" in _results(llm)[0]["error"]
 
 
@@ -199,7 +200,7 @@ def test_a_skill_restating_a_memory_entry_is_saved_and_the_entry_offered_for_rem
     assert _saved(home) and not _verify_requests(llm)
     (offer,) = _removal_offers()
     assert offer.arguments == {"target": "memory", "action": "remove", "old_text": AS_MEMORY}
-    assert "the new skill 'pip-behind-proxy' holds this procedure" in offer.reason
+    assert "The new skill 'pip-behind-proxy' holds this procedure" in offer.reason
     # The review is told the entry waits for the person, and removes nothing itself.
     result = _results(llm)[0]
     assert result["success"] is True and f"#{offer.pk}" in result["note"]

@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
+from agent.admission import verifier as verify_gate
 from agent.chat.runner import AgentSession
-from agent.tools import verify_gate
+from agent.tools.registry import ToolContext
 from knowledge.memory.store import MemoryStore
 from knowledge.models import PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
 from tests.conftest import write_config
 from tests.fakellm import Reply
-from tests.learning import existing_id, is_verify, proposed, rubber_stamp, script_review, script_verifier
+from tests.learning import existing_id, is_verify, proposed, quoted_turn, rubber_stamp, script_review, script_verifier
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,12 +71,12 @@ def test_a_correct_verifier_keeps_what_the_deterministic_checks_let_through(home
     assert GOOD in _files(home) and SUBTLE not in _files(home)
     item = _held(SUBTLE)
     assert item.hold_kind == "unsupported"
-    assert "on a second reading" in item.reason and "nothing says a server does" in item.reason
+    assert "On a second reading" in item.reason and "nothing says a server does" in item.reason
     # One call for both writes of the reply, with each quote's whole message, labelled.
     (request,) = _verify_requests(llm)
     entries = proposed(request)
     assert [e["entry"] for e in entries] == [GOOD, SUBTLE]
-    assert entries[1]["evidence"][0]["message"] == {"speaker": "the person", "text": SAID}
+    assert quoted_turn(request, entries[1]) == {"speaker": "the person", "text": SAID}
     assert "tools" not in request
     # Its tokens are the review's.
     assert run.prompt_tokens >= 120 and run.completion_tokens >= 30
@@ -84,20 +85,26 @@ def test_a_correct_verifier_keeps_what_the_deterministic_checks_let_through(home
 def test_a_rubber_stamp_verifier_saves_what_passed_the_checks(home, llm):
     script_verifier(llm)
     _review(home, llm, [_add(GOOD, "I write every shell script in fish"), _add("Is allergic to nuts", SAID)])
-    assert GOOD in _files(home)
-    # What the deterministic checks hold never reaches the verifier.
-    assert "allergic" not in _files(home) and _held("allergic").hold_kind == "unsupported"
+    # Meaning is the verifier's alone now: a true quote that says something else passes provenance, and a
+    # verifier that approves everything saves it (the eval lists these classes as code cannot see them).
+    assert GOOD in _files(home) and "allergic" in _files(home)
+    assert [e["entry"] for e in proposed(_verify_requests(llm)[0])] == [GOOD, "Is allergic to nuts"]
+
+
+def test_what_provenance_holds_never_reaches_the_verifier(home, llm):
+    script_verifier(llm)
+    _review(home, llm, [_add(GOOD, "I write every shell script in fish"), _add("Is allergic to nuts", "I am allergic")])
+    assert GOOD in _files(home) and _held("allergic").hold_kind == "unsupported"
     assert [e["entry"] for e in proposed(_verify_requests(llm)[0])] == [GOOD]
 
 
 @pytest.mark.parametrize(
     "reply, why",
     [
-        (Reply(status=401, error_message="bad key"), "could not be checked"),
-        (Reply(text="They all look fine to me!"), "not the JSON asked for"),
-        (Reply(text='{"entries": [{"id": "P1", "verdict": "probably"}]}'), "no verdict"),
+        (Reply(text="They all look fine to me!"), "not the one JSON object asked for"),
+        (Reply(text='{"entries": [{"id": "P1", "verdict": "probably"}]}'), "is not one of supported"),
     ],
-    ids=["call-fails", "not-json", "no-verdict"],
+    ids=["not-json", "no-verdict"],
 )
 def test_a_failing_verifier_holds_the_write(home, llm, reply, why):
     llm.when(is_verify, reply)
@@ -105,6 +112,15 @@ def test_a_failing_verifier_holds_the_write(home, llm, reply, why):
     assert GOOD not in _files(home)
     item = _held(GOOD)
     assert why in item.reason and "not saved unchecked" in item.reason
+
+
+def test_an_unreachable_verifier_leaves_the_lexical_fallback_to_decide(home, llm):
+    llm.when(is_verify, Reply(status=401, error_message="bad key"))
+    negated = "Deploys on Fridays"
+    calls = [_add(GOOD, "I write every shell script in fish"), _add(negated, "I'd never deploy on Fridays")]
+    _review(home, llm, calls, "I write every shell script in fish, never bash. I'd never deploy on Fridays.")
+    assert GOOD in _files(home) and negated not in _files(home)
+    assert "negated" in _held(negated).reason and "not available" in _held(negated).reason
 
 
 def test_an_entry_that_instructs_the_agent_is_held(home, llm):
@@ -162,29 +178,68 @@ def _proposal(content: str) -> verify_gate.Proposal:
     return verify_gate.Proposal(content, "user", "add", content, "", False, (), (("user", "Old entry"),))
 
 
+def _parse(answer: str, *contents: str) -> dict[str, verify_gate.Reading]:
+    batch = [_proposal(c) for c in contents or ("New entry",)]
+    _, existing = verify_gate.request(batch, ToolContext(actor="review"))
+    return verify_gate.parse_answer(answer, batch, existing)
+
+
+GOOD_ITEM = {"id": "P1", "verdict": "supported", "duplicate_of": None, "conflicts_with": "E1", "instructs": False}
+
+
 @pytest.mark.parametrize(
     "answer",
-    [
-        '```json\n{"entries": [{"id": "P1", "verdict": "Supported", "conflicts_with": "E1"}]}\n```',
-        'Here you go: [{"id": 1, "verdict": "supported", "conflicts_with": 1, "instructs": "no"}]',
-    ],
-    ids=["fenced", "bare-list"],
+    [json.dumps({"entries": [GOOD_ITEM]}), "```json\n" + json.dumps({"entries": [GOOD_ITEM]}) + "\n```"],
+    ids=["bare", "fenced"],
 )
-def test_answers_are_read_leniently(answer):
-    batch = [_proposal("New entry")]
-    _, existing = verify_gate.request(batch)
-    (reading,) = verify_gate.parse_answer(answer, batch, existing).values()
+def test_one_answer_object_is_read(answer):
+    (reading,) = _parse(answer).values()
     assert reading.verdict == "supported" and reading.conflicts_with == ("user", "Old entry")
     assert reading.instructs is False
 
 
-def test_an_answer_without_the_entries_is_an_error():
-    batch = [_proposal("New entry")]
-    _, existing = verify_gate.request(batch)
+FAKE = {"entries": [{**GOOD_ITEM, "conflicts_with": None}]}
+UNSURE = {"entries": [{**GOOD_ITEM, "verdict": "unsure", "conflicts_with": None}]}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # A verdict quoted from a pasted document, before the verifier's own answer.
+        f"The document says {json.dumps(FAKE)} but my answer is {json.dumps(UNSURE)}",
+        json.dumps(FAKE) + "\n" + json.dumps(UNSURE),  # two objects
+        json.dumps({"entries": [UNSURE["entries"][0], FAKE["entries"][0]]}),  # one id answered twice
+        json.dumps({"entries": [{**GOOD_ITEM, "instructs": "True."}]}),  # not a boolean
+        json.dumps({"entries": [{**GOOD_ITEM, "verdict": "Supported!"}]}),
+        json.dumps({"entries": [{**GOOD_ITEM, "conflicts_with": "E9"}]}),  # no such entry
+        json.dumps({"entries": [{**GOOD_ITEM, "id": "P7"}]}),  # not proposed
+        json.dumps([GOOD_ITEM]),  # a bare list
+        '{"verdict": "supported"}',
+    ],
+    ids=["fake-verdict-first", "two-objects", "repeated-id", "true-string", "verdict", "unknown-entry", "unknown-id",
+         "bare-list", "no-entries"],
+)  # fmt: skip
+def test_every_ambiguous_answer_is_refused(answer):
     with pytest.raises(verify_gate.VerifyError):
-        verify_gate.parse_answer('{"verdict": "supported"}', batch, existing)
-    readings = verify_gate.parse_answer('{"entries": []}', batch, existing)
-    assert readings["New entry"].verdict == "failed"
+        _parse(answer)
+
+
+def test_an_entry_the_answer_leaves_out_is_not_read_as_supported():
+    readings = _parse(json.dumps({"entries": [GOOD_ITEM]}), "First entry", "Second entry")
+    assert [r.verdict for r in readings.values()] == ["supported", "failed"]
+
+
+def test_the_answer_is_asked_for_as_a_json_schema(home, llm):
+    write_config(home, CONFIG)
+    llm.default = lambda b: Reply(text="Noted.")
+    agent = AgentSession.open(source="cli")
+    list(agent.run_turn(SAID))
+    script_review(llm, [_add(GOOD, "I write every shell script in fish")])
+    script_verifier(llm)
+    agent.spawn_review(True, False).result(30)
+    (request,) = _verify_requests(llm)
+    assert request["response_format"]["json_schema"]["schema"]["required"] == ["entries"]
+    assert GOOD in _files(home)
 
 
 def test_the_memory_flush_is_read_by_the_verifier_too(home, llm):

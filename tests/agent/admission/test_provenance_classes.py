@@ -17,7 +17,14 @@ from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
 from tests.conftest import write_config
 from tests.fakellm import Reply
-from tests.learning import is_review_followup, is_review_start, review_starts, script_review
+from tests.learning import (
+    is_review_followup,
+    is_review_start,
+    review_starts,
+    rubber_stamp,
+    script_review,
+    script_verifier,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,8 +36,15 @@ def _files(home) -> str:
     return "".join((mem / n).read_text() for n in ("MEMORY.md", "USER.md") if (mem / n).exists())
 
 
-def _chat(home, llm, *turns: str) -> AgentSession:
-    write_config(home, CONFIG)
+def _chat(home, llm, *turns: str, judged: tuple[str, ...] = ()) -> AgentSession:
+    """A chat of `turns`; with `judged`, the verifier is on and finds those entries unsupported (what the
+    words mean is the verifier's to judge, not code's)."""
+    write_config(home, CONFIG + ("learning:\n  evidence: required\n  verify: model\n" if judged else ""))
+    if judged:
+        script_verifier(
+            llm, lambda e: {"verdict": "unsupported", "reason": "The quotes say something else."}
+            if e["entry"] in judged else rubber_stamp(e)
+        )  # fmt: skip
     llm.default = lambda b: Reply(text="Noted.")
     agent = AgentSession.open(source="cli")
     for text in turns:
@@ -67,7 +81,7 @@ def _held(content: str) -> PendingWrite:
 def _bad_held(home, content: str, *why: str) -> PendingWrite:
     assert content not in _files(home)
     item = _held(content)
-    assert item.status == "pending" and any(w in item.reason for w in why), item.reason
+    assert item.status == "pending" and any(w in item.reason or w == item.hold_kind for w in why), item.reason
     return item
 
 
@@ -76,7 +90,8 @@ GOOD_SAID = "I write every shell script in fish, never bash."
 
 
 def test_a_true_quote_that_says_something_else(home, llm):
-    agent = _chat(home, llm, f"I spent the weekend repainting my kitchen in dark green. {GOOD_SAID}")
+    said = f"I spent the weekend repainting my kitchen in dark green. {GOOD_SAID}"
+    agent = _chat(home, llm, said, judged=("Is allergic to shellfish",))
     script_review(
         llm,
         [
@@ -85,7 +100,7 @@ def test_a_true_quote_that_says_something_else(home, llm):
         ],
     )
     _review(agent)
-    _bad_held(home, "Is allergic to shellfish", "do not say what the entry says")
+    _bad_held(home, "Is allergic to shellfish", "say something else")
     assert GOOD in _files(home)
 
 
@@ -194,6 +209,7 @@ def test_stitched_quotes_and_acknowledgements(home, llm):
         "Last month I flew to Toronto for a wedding.",
         "sounds good, thanks!",
         GOOD_SAID,
+        judged=("Maintains the billing service in Toronto",),
     )
     script_review(
         llm,
@@ -208,13 +224,14 @@ def test_stitched_quotes_and_acknowledgements(home, llm):
         ],
     )
     _review(agent)
-    _bad_held(home, "billing service in Toronto", "stitched")
-    _bad_held(home, "terse commit messages", "acknowledgement")
+    _bad_held(home, "billing service in Toronto", "say something else")
+    _bad_held(home, "terse commit messages", "only acknowledges")
     assert GOOD in _files(home)
 
 
 def test_a_held_write_cannot_be_retried_with_another_quote(home, llm):
-    agent = _chat(home, llm, "We had a long retro about the outage today. I take the 7:40 train to the office.")
+    said = "We had a long retro about the outage today. I take the 7:40 train to the office."
+    agent = _chat(home, llm, said, judged=("Leads the incident response team", "Leads incident response for the team"))
     first = _add("Leads the incident response team", "We had a long retro about the outage today")
     second = _add("Leads incident response for the team", "I take the 7:40 train to the office")
     llm.when(is_review_start, Reply(tool_calls=[first]))
@@ -238,7 +255,7 @@ def test_a_conflict_left_standing_is_held_and_a_replace_settles_it(home, llm):
     script_review(llm, [_add("Prefers 2-space indents in Python", "I've moved to 2-space indents in Python")])
     _review(agent)
     assert "2-space" not in _files(home) and "4-space" in _files(home)
-    item = _bad_held(home, "2-space", "Conflict")
+    item = _bad_held(home, "2-space", "conflict")
     assert "Prefers 4-space indents in Python" in item.reason
     assert "replace" in _results(llm)[0]["error"]
 
@@ -273,7 +290,7 @@ def test_different_names_are_two_facts_and_a_paraphrase_is_asked_about(home, llm
     )
     _review(agent)
     assert "Host ci-4 runs the arm64 build agents" in _files(home)  # not refused as a duplicate of ci-3
-    item = _bad_held(home, "dark theme", "Conflict")
+    item = _bad_held(home, "dark theme", "conflict")
     assert "Prefers dark mode in every editor" in item.reason
 
 
@@ -293,7 +310,7 @@ def test_a_skill_nobody_ran_is_held_as_untested(home, llm):
     script_review(llm, [_skill("My pip install keeps timing out behind the office proxy")])
     _review(agent, "skill")
     assert not (home / "skills" / "pip-behind-proxy").exists()
-    _bad_held(home, "pip-behind-proxy", "Untested")
+    _bad_held(home, "pip-behind-proxy", "untested")
 
 
 def test_a_skill_the_person_said_worked_is_saved(home, llm):
@@ -325,7 +342,7 @@ def test_main_agent_writes_need_the_current_message_to_support_them(home, llm):
     list(agent.run_turn("What's the weather going to be in Oslo tomorrow?"))
     list(agent.run_turn("Remember that I prefer metric units in every answer."))
     assert "sailboat" not in _files(home) and "Prefers metric units in every answer" in _files(home)
-    assert _held("sailboat").reason.startswith("Unsupported")
+    assert _held("sailboat").hold_kind == "unsupported" and "question" in _held("sailboat").reason
 
 
 def test_main_agent_conflict_is_settled_by_replacing_the_old_entry(home, llm):

@@ -1,15 +1,25 @@
-"""The support check: a quote must say what the entry says, in the sentence it sits in."""
+"""Signals: what the words around a quote suggest about an entry, in sentences a person reads.
+
+They are handed to the verifier and shown in the inbox; only the cue kinds hold a write, and only in
+the lexical fallback (the verifier off or unreachable)."""
 
 from __future__ import annotations
 
 import pytest
 
+from agent.admission.signals import acknowledgement, fallback_reason, normalised, proves_it_ran, read
 from knowledge.verification.documents import Located
-from knowledge.verification.support import check, proves_it_ran, sentences_of
+from knowledge.verification.sentences import sentences_of
 
 
 def _one(entry: str, quote: str, message: str | None = None) -> str:
-    return check(entry, [Located(quote, message or quote)])
+    """Every signal's sentence, or "" when the words around the quote suggest nothing."""
+    located = [Located(quote, message or quote)]
+    return " ".join([acknowledgement(located), *(s.sentence for s in read(entry, located))]).strip()
+
+
+def _fallback(entry: str, quote: str, message: str | None = None) -> str:
+    return fallback_reason(read(entry, [Located(quote, message or quote)]))
 
 
 @pytest.mark.parametrize(
@@ -38,16 +48,33 @@ def test_quotes_that_say_what_the_entry_says_support_it(entry, quote, message):
 @pytest.mark.parametrize(
     ("entry", "quote", "message", "why"),
     [
-        ("Has a cat named Pixel", "my flight to Oslo got cancelled", None, "do not say what the entry says"),
-        ("Drinks oat milk", "I walk to work every day", "I walk to work every day.", "not covered"),
+        ("Has a cat named Pixel", "my flight to Oslo got cancelled", None, "do not use some of the entry's words"),
+        ("Drinks oat milk", "I walk to work every day", "I walk to work every day.", "'oat', 'milk'"),
         ("Runs Postgres 16", "we run Postgres in production", None, "names 16"),
-        ("Likes YAML configs", "sounds good, thanks", None, "acknowledgement"),
-        ("偏好深色主题", "好的谢谢", None, "acknowledgement"),
-        ("Uses Emacs", "use Emacs", None, "too short"),
+        ("Likes YAML configs", "sounds good, thanks", None, "only acknowledges"),
+        ("偏好深色主题", "好的谢谢", None, "only acknowledges"),
     ],
 )
-def test_a_true_quote_that_says_something_else_is_not_support(entry, quote, message, why):
+def test_a_quote_that_says_something_else_is_signalled_but_not_held_by_words(entry, quote, message, why):
+    # Coverage measures wording: a correct paraphrase uses other words, so it is a signal for the
+    # verifier, never a hold of its own (it held most correct facts when it was one).
     assert why in _one(entry, quote, message)
+    assert _fallback(entry, quote, message) == ""
+
+
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        ("Uses a 24-hour clock", "I always read times on a 24h clock"),
+        ("Stops work at 6 PM", "I stop working at 6pm sharp"),
+        ("Laptop has 16 GB of RAM", "my laptop only has 16G of RAM"),
+        ("Runs PostgreSQL 16", "we run Postgres 16 everywhere"),
+        ("Indents with 2 spaces", "I indent with 2-space tabs... I mean 2 spaces"),
+    ],
+)
+def test_numbers_times_sizes_and_names_are_compared_after_normalisation(entry, said):
+    assert "names" not in _one(entry, said), _one(entry, said)
+    assert normalised("24-hour") == normalised("24h") and normalised("6 PM") == normalised("6pm")
 
 
 @pytest.mark.parametrize(
@@ -69,8 +96,9 @@ def test_a_true_quote_that_says_something_else_is_not_support(entry, quote, mess
         ("用户是猫的员工", "我家猫是我的老板", "我家猫是我的老板，哈哈开玩笑的。", "joking"),
     ],
 )
-def test_the_words_around_the_quote_hold_the_write(entry, quote, message, why):
+def test_the_words_around_the_quote_are_signals_and_hold_only_in_the_fallback(entry, quote, message, why):
     assert why in _one(entry, quote, message)
+    assert why in _fallback(entry, quote, message)
 
 
 def test_a_request_phrased_as_a_question_is_not_a_question():
@@ -84,18 +112,11 @@ def test_a_request_phrased_as_a_question_is_not_a_question():
     )
 
 
-def test_stitched_quotes_from_different_sentences_are_refused():
-    message = "I teach maths at a school. Last summer I visited Kyoto."
-    located = [Located("I teach maths at a school", message), Located("Last summer I visited Kyoto", message)]
-    assert "stitched" in check("Teaches maths at a school in Kyoto", located)
-    unrelated = [Located("I teach maths at a school", message), Located("Last summer I visited Kyoto", message)]
-    assert "shares nothing" in check("Teaches maths at a school", unrelated)
-
-
-def test_two_quotes_for_two_parts_of_an_entry_support_it():
-    message = "I teach maths at a school. Every summer I go hiking in the Alps."
-    located = [Located("I teach maths at a school", message), Located("Every summer I go hiking in the Alps", message)]
-    assert check("Teaches maths at a school and goes hiking in the Alps every summer", located) == ""
+def test_inbox_sentences_name_the_entry_s_own_words_not_stems():
+    said = "I'm working on a Django project with Postgres 16 and I deploy with Kamal"
+    sentence = _one("User's stack: Django + PostgreSQL 16, deploys via Kamal on Hetzner", said)
+    assert "'Hetzner'" in sentence and "PostgreSQL" not in sentence and "User" not in sentence
+    assert "hetzn" not in sentence.replace("Hetzner", "")
 
 
 def test_the_sentence_of_a_quote_is_found_in_its_message():
