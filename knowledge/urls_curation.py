@@ -29,6 +29,7 @@ urlpatterns = [
     path("reviews/<int:pk>/undo/", reviews.undo_review, name="review_undo"),
     path("pending/", reviews.pending_list, name="pending"),
     path("pending/decide/", reviews.pending_bulk, name="pending_bulk"),
+    path("pending/approve-review/", reviews.pending_approve_review, name="pending_approve_review"),
     path("pending/<int:pk>/approve/", reviews.pending_approve, name="pending_approve"),
     path("pending/<int:pk>/reject/", reviews.pending_reject, name="pending_reject"),
     path("pending/<int:pk>/conflict/", reviews.decide_conflict, name="pending_conflict"),

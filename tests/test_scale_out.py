@@ -69,7 +69,7 @@ def test_review_on_worker_a_toasts_a_page_connected_to_worker_b(tmp_path):
                             return frame
 
             toast = asyncio.run(scenario())
-            assert toast["line"] == "💾 User profile updated"
+            assert toast["line"] == "💾 1 saved"
             assert toast["session_id"] == session_id
     finally:
         llm.stop()

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.urls import reverse
 
 from agent.learning import notify
 
@@ -34,9 +34,6 @@ REVIEW_STARTED = "review_started"  # a review was spawned after a turn
 TITLE = "title"  # the model named a chat
 # A turn that never reports delivery (a crashed consumer) must not hold a toast back for long.
 GATE_TIMEOUT = 30.0
-
-_SKILL_RE = re.compile(r"^Skill '([^']+)' (created|updated|enabled|disabled)$")
-_MEMORY_MESSAGES = {"Memory updated", "User profile updated"}
 
 
 class TurnGate:
@@ -79,18 +76,42 @@ def listen() -> None:
     notify.subscribe(on_notice)
 
 
+def saved_href(notice: notify.ReviewNotice) -> str:
+    """Where the saved part links: the memory page, the one skill it wrote, or the review's changes."""
+    saved = notice.saved
+    if saved and all(s["kind"] == "memory" for s in saved):
+        return reverse("memory")
+    skills = {s["target"] for s in saved}
+    only_skills = all(s["kind"] == "skill" for s in saved)
+    if saved and only_skills and len(skills) == 1 and not any(s["action"] == "delete" for s in saved):
+        return reverse("skill_detail", args=[next(iter(skills))])
+    return f"{reverse('changes')}?review={notice.review_id}"
+
+
+def held_href(notice: notify.ReviewNotice) -> str:
+    """The inbox showing only this review's waiting writes."""
+    return f"{reverse('pending')}?review={notice.review_id}"
+
+
+def notice_parts(notice: notify.ReviewNotice) -> list[dict[str, str]]:
+    """The toast's line in its parts, each a link: what was saved, and what waits for the person."""
+    parts = []
+    if notice.saved:
+        parts.append({"text": notice.saved_text, "href": saved_href(notice), "title": notice.summary})
+    if notice.held:
+        parts.append({"text": notice.held_text, "href": held_href(notice), "title": "Approve or reject in the inbox"})
+    return parts
+
+
 def notice_href(notice: notify.ReviewNotice) -> str:
-    """Where the toast links: the one skill, the memory page, or everything the review did."""
-    messages = [c.get("message", "") for c in notice.changes]
-    if notice.waiting and not messages:
-        return "/pending/"  # only held writes: the inbox, where they are approved
-    if messages and all(m in _MEMORY_MESSAGES for m in messages):
-        return "/memory/"
-    if len(set(messages)) == 1 and (m := _SKILL_RE.match(messages[0])):
-        return f"/skills/{m.group(1)}/"
-    if notice.status == "failed" and not messages:
-        return "/reviews/"
-    return f"/changes/?review={notice.review_id}"
+    """The toast's one link where a page shows it whole: what was saved, else the inbox, else the review."""
+    if notice.saved:
+        return saved_href(notice)
+    if notice.held:
+        return held_href(notice)
+    if notice.status == "failed":
+        return reverse("reviews")
+    return f"{reverse('changes')}?review={notice.review_id}"
 
 
 def notice_payload(notice: notify.ReviewNotice) -> dict[str, Any]:
@@ -99,10 +120,13 @@ def notice_payload(notice: notify.ReviewNotice) -> dict[str, Any]:
         "review_id": notice.review_id,
         "kind": notice.prompt_kind,
         "line": notice.line,
+        "parts": notice_parts(notice),
         "summary": notice.summary,
         "status": notice.status,
         "error": notice.error,
         "href": notice_href(notice),
+        "saved": len(notice.saved),
+        "held": len(notice.held),
     }
 
 

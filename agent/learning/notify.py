@@ -3,6 +3,10 @@
 Listeners are plain callables (the terminal chat prints, the browser consumer schedules a
 toast on its event loop). They are called from the review thread; a listener that fails is
 logged and never affects the review or the other listeners.
+
+A notice carries what the review did as data — the writes it saved and the writes it left
+waiting for the person — so every listener words and links it from the same records, never by
+reading the summary sentence back.
 """
 
 from __future__ import annotations
@@ -11,8 +15,28 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 log = logging.getLogger(__name__)
+
+
+class SavedWrite(TypedDict):
+    """A write the review saved (one successful memory or skill_manage call that changed a file)."""
+
+    kind: str  # "memory" | "skill"
+    target: str  # memory: "memory" | "user"; skill: the skill's name
+    action: str  # the tool's action: add, replace, create, patch, delete …
+    message: str  # the tool's own words: "User profile updated", "Skill 'x' created"
+
+
+class HeldWrite(TypedDict):
+    """A write the review left in the inbox (held by the write policy, or staged for approval)."""
+
+    kind: str
+    target: str
+    action: str
+    pending_id: int  # the PendingWrite waiting for the person
+    hold: str  # its PendingWrite.hold_kind ("" when it only waits because approval is on)
 
 
 @dataclass(frozen=True)
@@ -23,13 +47,25 @@ class ReviewNotice:
     summary: str  # "User profile updated · Skill 'x' created", or "" when nothing changed
     status: str  # "done" | "failed"
     error: str = ""
-    changes: list[dict[str, str]] = field(default_factory=list)
-    waiting: int = 0  # writes the review left for the person to approve (held, or unsupported)
+    saved: list[SavedWrite] = field(default_factory=list)
+    held: list[HeldWrite] = field(default_factory=list)
+
+    @property
+    def saved_text(self) -> str:
+        return f"{len(self.saved)} saved" if self.saved else ""
+
+    @property
+    def held_text(self) -> str:
+        count = len(self.held)
+        if not count:
+            return ""
+        return "1 waits for you" if count == 1 else f"{count} wait for you"
 
     @property
     def line(self) -> str:
-        held = f"{self.waiting} waiting for approval" if self.waiting else ""
-        parts = [part for part in (self.summary, held) if part]
+        """The toast's line, "💾 1 saved · 1 waits for you" or "💾 2 wait for you"; empty when the
+        review neither saved nor held anything."""
+        parts = [part for part in (self.saved_text, self.held_text) if part]
         return f"💾 {' · '.join(parts)}" if parts else ""
 
 

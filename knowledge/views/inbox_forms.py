@@ -1,5 +1,6 @@
 """The inbox's forms: a held write edited before it is approved, the bulk Approve / Reject of the
-selected writes, and a conflict's Replace / Keep both / Reject.
+selected writes, a conflict's Replace / Keep both / Reject, the review the inbox is narrowed to
+(`?review=N`) and "Approve all from this review".
 
 An edit is checked by the store it will go to before it is approved (the memory store's `check`,
 the skill format's `validate_skill_md`), so a refusal lands on the edited text in words for a
@@ -16,7 +17,7 @@ from django.core.exceptions import ValidationError
 
 from knowledge.memory.ops import TARGETS, OpError
 from knowledge.memory.store import MemoryStore
-from knowledge.models import PendingWrite
+from knowledge.models import PendingWrite, ReviewRun
 from knowledge.skills.format import SkillError, validate_skill_md
 from knowledge.views.memory_forms import in_words
 
@@ -143,3 +144,33 @@ class ConflictDecisionForm(forms.Form):
         if not self.waiting:
             self.add_error(None, f"#{self.item.pk} is not a conflict waiting for a decision; nothing was done.")
         return data
+
+
+class ReviewField(forms.ModelChoiceField[ReviewRun]):
+    """A review run by its number: refused in words when it is not a number or names no run."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(queryset=ReviewRun.objects.select_related("session"), **kwargs)
+
+    def to_python(self, value: Any) -> ReviewRun | None:
+        if value in self.empty_values:
+            return None
+        text = str(value).strip()
+        if not text.isdecimal():
+            raise ValidationError(f"“{text[:40]}” is not a review number.", code="invalid")
+        try:
+            return self.queryset.get(pk=int(text))
+        except ReviewRun.DoesNotExist:
+            raise ValidationError(f"There is no review #{int(text)}.", code="invalid_choice") from None
+
+
+class ReviewFilterForm(forms.Form):
+    """`?review=N`: the inbox shows only what that review left waiting."""
+
+    review = ReviewField(required=False)
+
+
+class ApproveReviewForm(forms.Form):
+    """Approve every write a review left waiting (its conflicts excepted: each needs its own choice)."""
+
+    review = ReviewField(error_messages={"required": "Say which review's writes to approve."})

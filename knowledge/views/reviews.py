@@ -16,6 +16,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from knowledge import undo
@@ -28,7 +29,13 @@ from knowledge.skills.store import SkillStore
 from knowledge.views.changes import UNDO_ERRORS
 from knowledge.views.conflicts import ConflictView, conflict_view, settle
 from knowledge.views.forms import errors_text
-from knowledge.views.inbox_forms import BulkDecisionForm, ConflictDecisionForm, PendingEditForm
+from knowledge.views.inbox_forms import (
+    ApproveReviewForm,
+    BulkDecisionForm,
+    ConflictDecisionForm,
+    PendingEditForm,
+    ReviewFilterForm,
+)
 
 USER = Provenance(actor="user")
 PAGE_SIZE = 30
@@ -101,6 +108,16 @@ class PendingPreview:
     conflict: ConflictView | None = None  # a conflict item: both entries, and Replace / Keep both / Reject
     form: PendingEditForm | None = None  # a refused edit: its error, and the text as the person typed it
     decision: ConflictDecisionForm | None = None  # a refused conflict decision, with its error
+
+    @property
+    def reason_text(self) -> str:
+        """Why it waits, in the item's own sentences; the badge names the kind, so a reason that
+        starts by naming it again ("Conflict: it is about…") starts after that word."""
+        reason = self.item.reason.strip()
+        head, colon, rest = reason.partition(":")
+        if colon and head.strip().casefold() in (self.item.hold_kind, PendingWrite.Hold.UNSUPPORTED):
+            reason = rest.strip()
+        return reason[:1].upper() + reason[1:]
 
     @property
     def edit_value(self) -> str:
@@ -212,13 +229,50 @@ def _report(request: HttpRequest, item: PendingWrite, decided: bool) -> None:
         messages.info(request, f"Rejected #{item.pk}.")
 
 
+@dataclass
+class ReviewGroup:
+    """The inbox's items of one review (or of none: a session-end flush, the agent's own writes)."""
+
+    run: ReviewRun | None
+    items: list[PendingPreview] = field(default_factory=list)
+    approve_all: bool = False  # offers "Approve all from this review"
+
+    @property
+    def approvable(self) -> int:
+        """Items the single Approve decides (a conflict needs Replace, Keep both or Reject)."""
+        return sum(1 for p in self.items if p.conflict is None)
+
+
+def group_by_review(items: list[PendingPreview], *, narrowed: bool) -> list[ReviewGroup]:
+    """Items grouped by the review that left them, in the order their first item arrived. A group
+    with more than one item to approve offers to approve them all; narrowed to one review, the
+    page offers it for any number, since the whole page is that review's."""
+    groups: dict[int | None, ReviewGroup] = {}
+    for p in items:
+        group = groups.setdefault(p.item.review_id, ReviewGroup(p.item.review))
+        group.items.append(p)
+    for group in groups.values():
+        group.approve_all = group.run is not None and group.approvable > (0 if narrowed else 1)
+    return list(groups.values())
+
+
 def inbox(
     request: HttpRequest,
     refused: PendingEditForm | ConflictDecisionForm | None = None,
     bulk: BulkDecisionForm | None = None,
+    error: str = "",
 ) -> HttpResponse:
-    """The inbox; a refused form is shown on its item (or on the bulk bar) with its error, status 400."""
-    items = [preview(p) for p in PendingWrite.objects.filter(status="pending").select_related("session").order_by("id")]
+    """The inbox, grouped by review and narrowed to one by `?review=N`; a refused form is shown on its
+    item (or on the bulk bar, or at the top) with its error, status 400."""
+    narrow = ReviewFilterForm(request.GET)
+    run = narrow.cleaned_data["review"] if narrow.is_valid() else None
+    if not narrow.is_valid():
+        messages.error(request, f"{errors_text(narrow)} Showing every waiting write.")
+    waiting = PendingWrite.objects.filter(status="pending").select_related("session", "review__session")
+    decided = PendingWrite.objects.exclude(status="pending").select_related("session")
+    if run is not None:
+        waiting, decided = waiting.filter(review=run), decided.filter(review=run)
+    items = [preview(p) for p in waiting.order_by("id")]
     for p in items:
         if isinstance(refused, PendingEditForm) and refused.item.pk == p.item.pk:
             p.form = refused
@@ -227,18 +281,21 @@ def inbox(
     shown = any(p.form is refused or p.decision is refused for p in items)
     if refused is not None and not shown:
         messages.error(request, errors_text(refused))  # the item is decided now: say so at the top
-    decided = PendingWrite.objects.exclude(status="pending").select_related("session").order_by("-decided_at")
-    recent = [(d, outcome(d)) for d in decided[:RECENT_DECISIONS]]
+    if error:
+        messages.error(request, error)
+    recent = [(d, outcome(d)) for d in decided.order_by("-decided_at")[:RECENT_DECISIONS]]
     selected = set(bulk["ids"].value() or []) if bulk is not None else set()
     context = {
         "nav": "pending",
         "items": items,
+        "groups": group_by_review(items, narrowed=run is not None),
+        "review": run,
         "count": len(items),
         "decided": recent,
         "bulk_error": errors_text(bulk) if bulk is not None else "",
         "selected": {str(i) for i in selected},
     }
-    failed = refused is not None or bulk is not None
+    failed = refused is not None or bulk is not None or bool(error) or not narrow.is_valid()
     return render(request, "knowledge/pending.html", context, status=400 if failed else 200)
 
 
@@ -285,3 +342,33 @@ def decide_conflict(request: HttpRequest, pk: int) -> HttpResponse:
         return inbox(request, refused=form)
     settle(request, item, conflict, form.cleaned_data["decision"])
     return redirect("pending")
+
+
+@require_POST
+def pending_approve_review(request: HttpRequest) -> HttpResponse:
+    """Approve all from this review: each waiting write of the review, one by one through the same
+    `PendingWrite.approve()` as its own Approve. A second submit finds nothing waiting and says so."""
+    form = ApproveReviewForm(request.POST)
+    if not form.is_valid():
+        return inbox(request, error=f"{errors_text(form)} Nothing was approved.")
+    run: ReviewRun = form.cleaned_data["review"]
+    waiting = list(PendingWrite.objects.filter(review=run, status="pending").order_by("id"))
+    conflicts = [item for item in waiting if conflict_view(item) is not None]
+    approved, failed = 0, []
+    for item in waiting:
+        if item in conflicts or not item.approve():  # a conflict waits for its choice; another tab may have decided
+            continue
+        if item.status == "approved":
+            approved += 1
+        else:
+            failed.append(item)
+    if approved:
+        messages.success(request, f"Approved {approved} write{'s' if approved != 1 else ''} from review #{run.pk}.")
+    for item in failed:
+        messages.error(request, f"#{item.pk} could not be applied: {outcome(item).text.removeprefix('Not applied: ')}")
+    if conflicts:
+        which = "1 conflict still waits" if len(conflicts) == 1 else f"{len(conflicts)} conflicts still wait"
+        messages.info(request, f"{which}: choose Replace, Keep both or Reject on each.")
+    if not approved and not failed and not conflicts:
+        messages.info(request, f"Nothing from review #{run.pk} was waiting; nothing was done.")
+    return redirect(f"{reverse('pending')}?review={run.pk}")

@@ -140,13 +140,14 @@ def test_tenth_turn_review_toast_reaches_two_tabs_after_the_answer(page, context
         wait_idle(page, i)
     expect(page.locator("#memory-counter")).to_have_text("Memory review in 1 turn")
     send(page, "turn 10, I live in Lyon")
-    toast = page.locator(".toast", has_text="💾 User profile updated")
+    toast = page.locator(".toast", has_text="💾 1 saved")
     expect(toast).to_be_visible(timeout=8000)
     # The answer it followed was on the page before the toast.
     expect(page.locator(".msg-assistant")).to_have_count(10)
     expect(page.locator(".msg-assistant .md").last).to_have_text("answer to turn 10, I live in Lyon")
-    assert toast.get_attribute("href") == "/memory/"
-    expect(other.locator(".toast", has_text="💾 User profile updated")).to_be_visible(timeout=8000)
+    saved = toast.get_by_role("link", name="1 saved")
+    assert saved.get_attribute("href") == "/memory/" and saved.get_attribute("title") == "User profile updated"
+    expect(other.locator(".toast", has_text="💾 1 saved")).to_be_visible(timeout=8000)
     expect(page.locator("#memory-counter")).to_have_text("Memory review in 10 turns")
     screenshot("toast", page)
     assert daphne_server.query("select summary from knowledge_reviewrun where session_id=?", session_id) == [

@@ -1,4 +1,5 @@
-"""A review that holds a write for approval says so at once, in a toast linking to the inbox."""
+"""A review that holds a write for approval says so at once, in a toast linking to the inbox
+narrowed to that review."""
 
 from __future__ import annotations
 
@@ -40,13 +41,14 @@ def test_a_write_held_as_unsupported_gets_a_toast_without_a_reload(page, llm, da
     for i in range(1, 11):
         send(page, f"turn {i}")
         wait_idle(page, i)
-    toast = page.locator(".toast", has_text="1 waiting for approval")
+    toast = page.locator(".toast", has_text="💾 1 waits for you")
     expect(toast).to_be_visible(timeout=8000)
-    assert toast.get_attribute("href") == "/pending/"
-    held = daphne_server.query("select status from knowledge_pendingwrite where session_id=?", session_id)
-    assert held == [("pending",)]
-    toast.click()
-    page.wait_for_url("**/pending/")
+    held = daphne_server.query("select status, review_id from knowledge_pendingwrite where session_id=?", session_id)
+    assert [status for status, _ in held] == ["pending"]
+    link = toast.get_by_role("link", name="1 waits for you")
+    assert link.get_attribute("href") == f"/pending/?review={held[0][1]}"
+    link.click()
+    page.wait_for_url("**/pending/?review=*")
     expect(page.locator("main")).to_contain_text("Lives in Paris")
 
 
@@ -66,13 +68,13 @@ def test_a_removal_nobody_asked_for_waits_in_the_inbox_until_approved(page, llm,
     for i in range(1, 11):
         send(page, f"turn {i}")
         wait_idle(page, i)
-    toast = page.locator(".toast", has_text="1 waiting for approval")
+    toast = page.locator(".toast", has_text="💾 1 waits for you")
     expect(toast).to_be_visible(timeout=8000)
     assert (folder / "SKILL.md").exists()
-    toast.click()
-    page.wait_for_url("**/pending/")
+    toast.get_by_role("link", name="1 waits for you").click()
+    page.wait_for_url("**/pending/?review=*")
     item = page.locator(".pending-item", has_text="old-deploy-notes")
-    expect(item.locator(".badge.bad")).to_have_text("removal")
+    expect(item.locator(".badge.bad")).to_have_text("Removal")
     expect(item).to_contain_text("Not done until you approve it")
     expect(item).to_contain_text("Deletes the skill and all its files.")
     item.get_by_role("button", name="Approve", exact=True).click()

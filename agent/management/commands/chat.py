@@ -7,6 +7,7 @@ waits (bounded) for pending reviews, ends the session (memory flush) and exits.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -20,9 +21,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
+from agent.chat import live
 from agent.chat.runner import AgentSession, InputTooLarge
 from agent.learning import notify
-from agent.learning.review import wait_for_reviews
+from agent.learning.review import review_notice, wait_for_reviews
 from agent.llm import LLMError
 from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from hermes_site.config import ConfigError, write_defaults
@@ -33,6 +35,18 @@ from knowledge.skills import outcomes
 
 REVIEW_WAIT_SECONDS = 120.0
 VERDICTS = {"/good": "good", "/bad": "bad"}
+
+
+def dashboard_url(path: str) -> str:
+    """A dashboard page's address where `manage.py serve` listens by default (HERMES_PORT)."""
+    return f"http://127.0.0.1:{os.environ.get('HERMES_PORT', '8765')}{path}"
+
+
+def review_line(notice: notify.ReviewNotice) -> str:
+    """The toast's 💾 line; when writes wait for the person, with the inbox's address for them."""
+    if notice.held:
+        return f"{notice.line} — {dashboard_url(live.held_href(notice))}"
+    return notice.line
 
 
 def _ensure_database() -> None:
@@ -100,7 +114,7 @@ class Command(BaseCommand):
                 return
             self._heard.add(notice.review_id)
             if notice.line:
-                self._out(notice.line)
+                self._out(review_line(notice))
             elif notice.error:
                 self._note(f"review failed: {notice.error}")
 
@@ -110,8 +124,9 @@ class Command(BaseCommand):
         """On the durable queue a review runs in a queue worker: its 💾 line is read back from its run."""
         done = ReviewRun.objects.filter(session_id=session_id, status="done", created_at__gte=self._started)
         for run in done.exclude(pk__in=self._heard).order_by("id"):
-            if run.changes:
-                self._out(f"💾 {run.summary}")
+            notice = review_notice(run, session_id)
+            if notice.line:
+                self._out(review_line(notice))
 
     # -- turns --------------------------------------------------------------------------------
     def _turn(self, agent: AgentSession, text: str) -> bool:

@@ -178,7 +178,7 @@ async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home,
             got.append(await tab.receive_json_from(timeout=15))
         assert got[0] == {"type": "review_started", "session_id": session_id}
         notice = got[-1]
-        assert notice["line"] == "💾 User profile updated"
+        assert notice["line"] == "💾 1 saved"
         assert notice["href"] == "/memory/" and notice["session_id"] == session_id
         await tab.disconnect()
     await sync_to_async(review.wait_for_reviews)(session_id, 10)
@@ -188,15 +188,13 @@ async def test_review_toast_reaches_every_page_with_its_line_and_link(llm, home,
 async def test_a_toast_waits_until_the_turn_it_followed_has_been_delivered(owner):
     tab = await open_socket("/ws/notify/", owner)
     live.gate.begin("s-busy")
-    notice = notify.ReviewNotice("s-busy", 7, "skill", "Skill 'deploy' created", "done", changes=[])
-    notice = notify.ReviewNotice(
-        "s-busy", 7, "skill", "Skill 'deploy' created", "done", changes=[{"message": "Skill 'deploy' created"}]
-    )
+    created = notify.SavedWrite(kind="skill", target="deploy", action="create", message="Skill 'deploy' created")
+    notice = notify.ReviewNotice("s-busy", 7, "skill", "Skill 'deploy' created", "done", saved=[created])
     await asyncio.get_running_loop().run_in_executor(None, notify.publish, notice)
     assert await tab.receive_nothing(timeout=0.3)
     live.gate.delivered("s-busy")
     frame = await tab.receive_json_from(timeout=5)
-    assert frame["line"] == "💾 Skill 'deploy' created" and frame["href"] == "/skills/deploy/"
+    assert frame["line"] == "💾 1 saved" and frame["href"] == "/skills/deploy/"
     await tab.disconnect()
 
 

@@ -14,14 +14,15 @@ from agent.learning import notify
 
 
 def _notice(session_id: str = "s1", changes: list[str] | None = None, status: str = "done") -> notify.ReviewNotice:
-    changes = changes or []
+    """A notice of saved writes, each given as "<kind>:<target>:<action>" ("skill:deploy:create")."""
+    writes = [c.split(":") for c in changes or []]
     return notify.ReviewNotice(
         session_id=session_id,
         review_id=42,
         prompt_kind="combined",
-        summary=" · ".join(dict.fromkeys(changes)),
+        summary="what the tools said",
         status=status,
-        changes=[{"message": m} for m in changes],
+        saved=[notify.SavedWrite(kind=k, target=t, action=a, message="") for k, t, a in writes],
     )
 
 
@@ -58,10 +59,11 @@ async def test_a_turn_that_never_reports_delivery_releases_its_toast_after_the_t
 @pytest.mark.parametrize(
     ("changes", "status", "href"),
     [
-        (["Memory updated", "User profile updated"], "done", "/memory/"),
-        (["Skill 'docker-debug' created"], "done", "/skills/docker-debug/"),
-        (["Skill 'a' created", "Skill 'a' updated"], "done", "/changes/?review=42"),
-        (["Memory updated", "Skill 'a' created"], "done", "/changes/?review=42"),
+        (["memory:memory:add", "memory:user:add"], "done", "/memory/"),
+        (["skill:docker-debug:create"], "done", "/skills/docker-debug/"),
+        (["skill:a:create", "skill:b:create"], "done", "/changes/?review=42"),
+        (["skill:a:delete"], "done", "/changes/?review=42"),
+        (["memory:memory:add", "skill:a:create"], "done", "/changes/?review=42"),
         ([], "failed", "/reviews/"),
         ([], "done", "/changes/?review=42"),
     ],
@@ -71,16 +73,19 @@ def test_the_toast_links_to_what_the_review_changed(changes, status, href):
 
 
 def test_payload_carries_everything_the_page_shows():
-    payload = live.notice_payload(_notice(changes=["Skill 'git-bisect' created"]))
+    payload = live.notice_payload(_notice(changes=["skill:git-bisect:create"]))
     assert payload == {
         "session_id": "s1",
         "review_id": 42,
         "kind": "combined",
-        "line": "💾 Skill 'git-bisect' created",
-        "summary": "Skill 'git-bisect' created",
+        "line": "💾 1 saved",
+        "parts": [{"text": "1 saved", "href": "/skills/git-bisect/", "title": "what the tools said"}],
+        "summary": "what the tools said",
         "status": "done",
         "error": "",
         "href": "/skills/git-bisect/",
+        "saved": 1,
+        "held": 0,
     }
 
 
@@ -91,7 +96,7 @@ async def test_a_notice_from_the_review_thread_reaches_the_group_after_the_turn_
     live.capture_loop(asyncio.get_running_loop())
     live.gate.begin("s-live")
     try:
-        notice = _notice("s-live", ["Memory updated"])
+        notice = _notice("s-live", ["memory:memory:add"])
         await asyncio.get_running_loop().run_in_executor(None, notify.publish, notice)
         await _settle()
         with pytest.raises(TimeoutError):  # held by the gate, not by time: the turn is still in flight
@@ -102,14 +107,21 @@ async def test_a_notice_from_the_review_thread_reaches_the_group_after_the_turn_
         live.gate.delivered("s-live")
         await layer.group_discard(live.GROUP, channel)
     assert message["type"] == live.REVIEW == "review"  # the page's frame type, too
-    assert message["line"] == "💾 Memory updated" and message["href"] == "/memory/"
+    assert message["line"] == "💾 1 saved" and message["href"] == "/memory/"
 
 
 def test_a_toast_for_held_writes_only_links_to_the_inbox():
-    held = notify.ReviewNotice("s1", 42, "memory", summary="", status="done", waiting=1)
-    assert live.notice_href(held) == "/pending/"
-    changed = [{"message": "User profile updated"}]
+    waiting = [notify.HeldWrite(kind="memory", target="user", action="add", pending_id=3, hold="unsupported")]
+    held = notify.ReviewNotice("s1", 42, "memory", summary="", status="done", held=waiting)
+    assert live.notice_href(held) == "/pending/?review=42"
     changed_and_held = notify.ReviewNotice(
-        "s1", 42, "memory", "User profile updated", "done", changes=changed, waiting=1
+        "s1",
+        42,
+        "memory",
+        "User profile updated",
+        "done",
+        saved=_notice(changes=["memory:user:add"]).saved,
+        held=waiting,
     )
     assert live.notice_href(changed_and_held) == "/memory/"
+    assert [p["href"] for p in live.notice_parts(changed_and_held)] == ["/memory/", "/pending/?review=42"]

@@ -10,8 +10,9 @@ import pytest
 from agent.learning import notify
 
 
-def _notice(summary: str = "Memory updated") -> notify.ReviewNotice:
-    return notify.ReviewNotice(session_id="s1", review_id=7, prompt_kind="memory", summary=summary, status="done")
+def _notice(summary: str = "Memory updated", saved: int = 1) -> notify.ReviewNotice:
+    write = notify.SavedWrite(kind="memory", target="memory", action="add", message=summary)
+    return notify.ReviewNotice("s1", 7, "memory", summary=summary, status="done", saved=[write] * saved)
 
 
 def test_subscribed_listeners_hear_each_notice_until_they_unsubscribe():
@@ -22,7 +23,7 @@ def test_subscribed_listeners_hear_each_notice_until_they_unsubscribe():
     finally:
         unsubscribe()
     notify.publish(_notice("Skill 'x' created"))
-    assert heard == ["💾 Memory updated"]
+    assert heard == ["💾 1 saved"]
     unsubscribe()  # a second call is harmless
 
 
@@ -44,13 +45,16 @@ def test_a_failing_listener_is_logged_and_the_others_still_hear(caplog: pytest.L
 
 
 def test_a_review_that_saved_nothing_has_no_line():
-    assert _notice("").line == ""
-    assert _notice("User profile updated · Skill 'a' created").line == "💾 User profile updated · Skill 'a' created"
+    assert _notice("", saved=0).line == ""
+    assert _notice("User profile updated · Skill 'a' created", saved=2).line == "💾 2 saved"
 
 
 def test_writes_held_for_approval_are_in_the_line_with_or_without_changes():
-    held_only = notify.ReviewNotice("s1", 7, "memory", summary="", status="done", waiting=1)
-    both = notify.ReviewNotice("s1", 7, "memory", summary="Memory updated", status="done", waiting=2)
-    assert held_only.line == "💾 1 waiting for approval"
-    assert both.line == "💾 Memory updated · 2 waiting for approval"
+    def held(n: int) -> list[notify.HeldWrite]:
+        return [notify.HeldWrite(kind="memory", target="user", action="add", pending_id=i, hold="") for i in range(n)]
+
+    held_only = notify.ReviewNotice("s1", 7, "memory", summary="", status="done", held=held(1))
+    both = notify.ReviewNotice("s1", 7, "memory", "Memory updated", "done", saved=_notice().saved, held=held(2))
+    assert held_only.line == "💾 1 waits for you"
+    assert both.line == "💾 1 saved · 2 wait for you"
     assert notify.ReviewNotice("s1", 7, "memory", summary="", status="done").line == ""

@@ -107,7 +107,13 @@ def test_held_writes_show_why_they_wait(auth_client, home, run):
     args = {"target": "user", "action": "add", "content": "Prefers 2-space indents"}
     reason = "Conflict: it is about the same thing as the user entry 'Prefers 4-space indents' and says something else."
     PendingWrite.objects.create(
-        kind="memory", tool_name="memory", arguments=args, review=run, unsupported=True, reason=reason
+        kind="memory",
+        tool_name="memory",
+        arguments=args,
+        review=run,
+        unsupported=True,
+        reason=reason,
+        hold_kind="conflict",
     )
     skill = {"action": "create", "name": "deploy", "content": skill_md("deploy")}
     PendingWrite.objects.create(
@@ -117,10 +123,13 @@ def test_held_writes_show_why_they_wait(auth_client, home, run):
         review=run,
         unsupported=True,
         reason="Untested: nothing in the conversation shows these steps ran and worked.",
+        hold_kind="untested",
     )
     html = auth_client.get("/pending/").content.decode()
-    assert '<span class="badge bad">conflict</span>' in html and "Prefers 4-space indents" in html
-    assert '<span class="badge bad">untested</span>' in html
+    # The badge is the kind's label; the reason follows in its own sentences.
+    assert '<span class="badge bad">Conflict</span>' in html and "Prefers 4-space indents" in html
+    assert '<span class="badge bad">Not shown to work</span>' in html
+    assert "Nothing in the conversation shows these steps ran and worked." in html
 
 
 def test_approve_applies_with_the_reviews_provenance(auth_client, home, run):

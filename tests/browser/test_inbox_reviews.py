@@ -1,0 +1,69 @@
+"""A review that saves one write and holds another, in a real browser: the toast says
+"💾 1 saved · 1 waits for you", its held part opens the inbox narrowed to that review, and
+"Approve all from this review" saves the held write and the navigation's count drops."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.chat_helpers import fresh_chat, send, wait_idle
+from tests.fakellm import Reply, last_user_text
+
+pytestmark = pytest.mark.browser
+
+REVIEW_PROMPT = "Review the conversation above"
+
+
+def pending_badge(page: Page) -> int:
+    badge = page.locator("#pending-badge")
+    return int(badge.inner_text()) if badge.count() else 0
+
+
+def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm, daphne_server, screenshot):
+    session_id = fresh_chat(page)
+    # One write quotes the person (saved), the other quotes words they never wrote (held).
+    saved = {"target": "user", "action": "add", "content": "Drinks green tea", "evidence": ["I drink green tea"]}
+    held = {"target": "user", "action": "add", "content": "Lives in Oslo", "evidence": ["I moved to Oslo in May"]}
+    llm.when(
+        lambda body: REVIEW_PROMPT in last_user_text(body) and body["messages"][-1]["role"] == "user",
+        Reply(tool_calls=[{"name": "memory", "arguments": saved}, {"name": "memory", "arguments": held}]),
+        times=1,
+    )
+    llm.default = lambda body: Reply(
+        text="done" if body["messages"][-1]["role"] == "tool" else f"answer to {last_user_text(body)}"
+    )
+    page.wait_for_selector('body[data-notify="open"]')
+    for i in range(1, 10):
+        send(page, f"turn {i}")
+        wait_idle(page, i)
+    send(page, "turn 10, I drink green tea")
+    toast = page.locator(".toast", has_text="💾")
+    expect(toast).to_have_text("💾 1 saved · 1 waits for you", timeout=8000)
+    [(review_id,)] = daphne_server.query("select id from knowledge_reviewrun where session_id=?", session_id)
+    waiting = toast.get_by_role("link", name="1 waits for you")
+    assert waiting.get_attribute("href") == f"/pending/?review={review_id}"
+    waiting.click()
+
+    page.wait_for_url(f"**/pending/?review={review_id}")
+    expect(page.get_by_role("heading", level=1)).to_contain_text(f"Pending from review #{review_id}")
+    expect(page.locator(".pending-item")).to_have_count(1)
+    item = page.locator(".pending-item")
+    expect(item).to_contain_text("Lives in Oslo")
+    expect(item.locator(".badge.bad")).to_have_text("Not shown by the conversation")
+    before = pending_badge(page)
+    assert before >= 1
+    screenshot("inbox-review", page, full_page=True)
+
+    page.get_by_role("button", name="Approve all from this review").click()
+    expect(page.locator(".flash.success")).to_have_text(f"Approved 1 write from review #{review_id}.")
+    expect(page.locator(".pending-item")).to_have_count(0)
+    expect(page.locator("main")).to_contain_text(f"Nothing from review #{review_id} is waiting.")
+    assert pending_badge(page) == before - 1
+    user_md = (daphne_server.home / "memories" / "USER.md").read_text(encoding="utf-8")
+    assert "Drinks green tea" in user_md and "Lives in Oslo" in user_md
+    statuses = daphne_server.query("select status from knowledge_pendingwrite where review_id=?", review_id)
+    assert statuses == [("approved",)]
+    page.get_by_role("link", name="← All pending writes").click()
+    page.wait_for_url("**/pending/")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Pending approval")
