@@ -68,7 +68,7 @@ SAVE_USER_PREF = {
 
 def is_verify(body: dict[str, Any]) -> bool:
     """The verifier's second reading of learned writes (agent/admission/verifier.py)."""
-    from agent.admission.verifier import VERIFIER_PROMPT
+    from agent.admission.prompt import VERIFIER_PROMPT
 
     messages = body.get("messages") or [{}]
     return messages[0].get("role") == "system" and messages[0].get("content") == VERIFIER_PROMPT

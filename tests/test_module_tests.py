@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # Wiring only (Django declarations): exercised by every request and page test.
 WIRING = {"__init__.py", "apps.py", "urls.py", "urls_curation.py", "urls_tools.py", "routing.py"}
 OLDER_NAMES = {
+    "agent/admission/batch.py": "tests/agent/admission/test_verifier.py",  # one call per reply, through a review
+    "agent/admission/holds.py": "tests/agent/admission/test_provenance_classes.py",  # joins and settles
+    "agent/admission/prompt.py": "tests/agent/admission/test_verifier.py",
+    "knowledge/verification/secret_phrases.py": "tests/knowledge/verification/test_secrets.py",  # its prose forms
     "agent/management/commands/learning_worker.py": "tests/test_scale_out.py",
     "knowledge/admin.py": "tests/test_admin.py",
     "knowledge/search/postgres.py": "tests/knowledge/search/test_search.py",  # the same tests, run on PostgreSQL

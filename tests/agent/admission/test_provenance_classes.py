@@ -360,3 +360,26 @@ def test_main_agent_conflict_is_settled_by_replacing_the_old_entry(home, llm):
     assert new in _files(home) and "4-space" not in _files(home)
     item = _held("2-space")
     assert item.hold_kind == "conflict" and item.status == "rejected" and "settled" in item.result
+
+
+def test_a_retried_conflict_joins_its_held_item_instead_of_making_a_second(home, llm):
+    MemoryStore().add("user", "Works at Acme", Provenance(actor="user"))
+    agent = _chat(home, llm, "I started at Globex last week.")
+    first = _add("Works at Globex", "I started at Globex last week")
+    again = _add("Works at Globex", "I started at Globex last week", both_hold=True)
+    llm.when(is_review_start, Reply(tool_calls=[first]))
+    llm.when(is_review_followup, Reply(tool_calls=[again]), times=1)
+    llm.when(is_review_followup, Reply(text="Done."))
+    _review(agent)
+    # With the second reading off, only the person can say both hold (they differ in a name).
+    item = PendingWrite.objects.get()
+    assert item.hold_kind == "conflict" and "Works at Acme" in item.reason and "Tried again" in item.reason
+    assert "Globex" not in _files(home)
+
+
+def test_a_contradiction_in_a_name_is_saved_beside_the_old_entry_only_when_the_verifier_agrees(home, llm):
+    MemoryStore().add("user", "Works at Acme", Provenance(actor="user"))
+    agent = _chat(home, llm, "I also freelance for Globex on weekends.", judged=("nothing",))
+    script_review(llm, [_add("Works at Globex on weekends", "I also freelance for Globex on weekends", both_hold=True)])
+    _review(agent)
+    assert "Works at Acme" in _files(home) and "Works at Globex on weekends" in _files(home)

@@ -9,7 +9,6 @@ import pytest
 
 from agent.admission.signals import acknowledgement, fallback_reason, normalised, proves_it_ran, read
 from knowledge.verification.documents import Located
-from knowledge.verification.sentences import sentences_of
 
 
 def _one(entry: str, quote: str, message: str | None = None) -> str:
@@ -117,12 +116,6 @@ def test_inbox_sentences_name_the_entry_s_own_words_not_stems():
     sentence = _one("User's stack: Django + PostgreSQL 16, deploys via Kamal on Hetzner", said)
     assert "'Hetzner'" in sentence and "PostgreSQL" not in sentence and "User" not in sentence
     assert "hetzn" not in sentence.replace("Hetzner", "")
-
-
-def test_the_sentence_of_a_quote_is_found_in_its_message():
-    sentences, clauses, after = sentences_of(Located("deploy on Fridays", "Hi. I'd never deploy on Fridays, ok? Bye"))
-    assert sentences == ["I'd never deploy on Fridays, ok?"] and clauses == ["I'd never deploy on Fridays,"]
-    assert after == "Bye"
 
 
 def test_proof_that_a_procedure_ran():
