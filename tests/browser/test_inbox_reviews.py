@@ -17,7 +17,7 @@ REVIEW_PROMPT = "Review the conversation above"
 
 def pending_badge(page: Page) -> int:
     badge = page.locator("#pending-badge")
-    return int(badge.inner_text()) if badge.count() else 0
+    return int(badge.text_content() or 0) if badge.count() else 0
 
 
 def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm, daphne_server, screenshot):
@@ -34,12 +34,16 @@ def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm,
         text="done" if body["messages"][-1]["role"] == "tool" else f"answer to {last_user_text(body)}"
     )
     page.wait_for_selector('body[data-notify="open"]')
+    waiting_before = pending_badge(page)
     for i in range(1, 10):
         send(page, f"turn {i}")
         wait_idle(page, i)
     send(page, "turn 10, I drink green tea")
     toast = page.locator(".toast", has_text="💾")
     expect(toast).to_have_text("💾 1 saved · 1 waits for you", timeout=8000)
+    # The open page's navigation counts the new waiting write without a reload.
+    expect(page.locator("#pending-badge")).to_have_text(str(waiting_before + 1))
+    screenshot("review-toast-waiting", page)
     [(review_id,)] = daphne_server.query("select id from knowledge_reviewrun where session_id=?", session_id)
     waiting = toast.get_by_role("link", name="1 waits for you")
     assert waiting.get_attribute("href") == f"/pending/?review={review_id}"
