@@ -154,8 +154,14 @@ def written_text(args: dict[str, Any], kind: str) -> str:
 
 
 def secret_reason(args: dict[str, Any], kind: str) -> str:
-    """Why a write may never be saved because it holds a secret, or ""."""
-    found = secret_scan.find(written_text(args, kind))
+    """Why a write may never be saved because it holds a secret, or "": a secret the entry holds, or a
+    value the quotes name as one ("the password is …") that the entry repeats in other words."""
+    written = written_text(args, kind)
+    found = secret_scan.find(written)
+    quotes = args.get("evidence")
+    for quote in [quotes] if isinstance(quotes, str) else quotes if isinstance(quotes, list) else []:
+        if found is None and isinstance(quote, str):
+            found = next((f for f in secret_scan.find_all(quote) if quote[f.start : f.end] in written), None)
     if found is None:
         return ""
     return f"It contains {found.what}. Secrets are never saved to memory or skills; the value is hidden here."

@@ -51,7 +51,7 @@ from knowledge.skills.format import (
     validate_existing,
     validate_skill_md,
 )
-from knowledge.skills.threats import check_text, check_write, folder_subject, skill_subject
+from knowledge.skills.threats import check_text, check_write, file_context
 
 __all__ = ["SkillError", "SkillInfo", "SkillStore"]
 
@@ -374,17 +374,7 @@ class SkillStore:
         return safe_join(info.path, rel, "the skill's folder")
 
     def _write(self, name: str, target: Path, data: bytes, action: str, prov: Provenance) -> KnowledgeChange:
-        # Nothing is written on a hit. A skill file is read in context: what the skill is about
-        # (from the SKILL.md being written, or the one on disk) says where its API calls belong.
-        folder = target.parent
-        while folder != self.root and not (folder / SKILL_FILE).is_file() and target.name != SKILL_FILE:
-            folder = folder.parent
-        if target.name == SKILL_FILE and target.parent == folder:
-            category = folder.parent.relative_to(self.root).as_posix() if folder.parent != self.root else ""
-            subject = skill_subject(name, category, data.decode("utf-8", "replace"))
-        else:
-            subject = folder_subject(folder, self.root)
-        rel = target.relative_to(folder).as_posix()
+        rel, subject = file_context(self.root, target, name, data)  # nothing is written on a hit
         check_write(target.relative_to(self.root).as_posix(), data, rel, subject)
         before = snapshot(target)
         write_skill_file(target, data)

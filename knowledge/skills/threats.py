@@ -70,6 +70,21 @@ def folder_subject(folder: Path, root: Path) -> Subject:
     return skill_subject(folder.name, category, text)
 
 
+def file_context(root: Path, target: Path, name: str, data: bytes) -> tuple[str, Subject]:
+    """A skill file about to be written, read in context: its path inside its skill, and what the
+    skill is about (from the SKILL.md being written, or the one on disk), which says where its API
+    calls belong."""
+    folder = target.parent
+    while folder != root and not (folder / SKILL_FILE).is_file() and target.name != SKILL_FILE:
+        folder = folder.parent
+    if target.name == SKILL_FILE and target.parent == folder:
+        category = folder.parent.relative_to(root).as_posix() if folder.parent != root else ""
+        subject = skill_subject(name, category, data.decode("utf-8", "replace"))
+    else:
+        subject = folder_subject(folder, root)
+    return target.relative_to(folder).as_posix(), subject
+
+
 def _message(label: str, hit: ThreatHit) -> str:
     return f"{label} matches threat pattern '{hit.id}': {hit.reason}"
 

@@ -70,7 +70,9 @@ ACK_WORDS = _wordset(
     """ok okay k kk sure yes yeah yep yup no nope thanks thank thx ty you so much a lot sounds sound good great
     perfect cool nice awesome fine alright right agreed noted got it that works work lgtm please go ahead
     do that will makes sense sense understood wonderful excellent amazing lovely brilliant indeed exactly
-    true correct gotcha hmm hm oh ah well then"""
+    true correct gotcha hmm hm oh ah well then
+    danke schön gut super klar passt genau gracias vale perfecto bien claro merci parfait super bon
+    d'accord grazie perfetto bene obrigado obrigada certo beleza"""
 )
 ACK_CJK = re.compile(
     "^(?:好的?|好吧|行|可以|没问题|谢谢|多谢|感谢|嗯+|对|是的?|收到|明白了?|知道了|懂了|好嘞|哦|啊|呢|吧|了|啦|呀|你)+$"

@@ -20,7 +20,7 @@ import unicodedata
 from confusable_homoglyphs import categories
 from confusable_homoglyphs.confusables import confusables_data
 
-__all__ = ["CONFUSABLES", "script"]
+__all__ = ["CONFUSABLES", "LOOK_ALIKES", "script"]
 
 
 def _prototype_letter(glyph: str) -> str:
@@ -59,3 +59,27 @@ CONFUSABLES: dict[str, str] = {ch: letters[0] for ch, letters in _table().items(
 def script(ch: str) -> str:
     """The script a character belongs to ("LATIN", "CYRILLIC", "COMMON" …), from the package's data."""
     return str(categories.alias(ch))
+
+
+# The letters folded before the scan: Unicode's table with the look-alikes it lists as several
+# letters or not at all added by hand.
+LOOK_ALIKES: dict[str, str] = (
+    CONFUSABLES
+    | {
+        # Cyrillic
+        "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j",
+        "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t",
+        "ц": "u", "υ": "u", "ѵ": "v", "ԝ": "w", "х": "x", "у": "y", "з": "3", "ь": "b", "п": "n",
+        "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M",
+        "О": "O", "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "У": "Y", "Ԁ": "D", "Ԍ": "G", "Ԛ": "Q", "Ԝ": "W",
+        # Greek
+        "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+        "τ": "t", "χ": "x", "γ": "y", "ω": "w", "ϲ": "c", "ϳ": "j",
+        "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+        "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+        # Armenian, Latin extensions and IPA letters that pass for ASCII
+        "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j",
+        "ʟ": "l", "ɪ": "i", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɴ": "n", "ᴏ": "o", "ʀ": "r",
+        "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z", "ɾ": "r", "ɽ": "r", "ɼ": "r",
+    }  # by hand: look-alikes the table lists as multi-letter or not at all, which take precedence
+)  # fmt: skip

@@ -24,6 +24,7 @@ import re
 import unicodedata
 
 from knowledge.verification.threat_confusables import CONFUSABLES as GENERATED_CONFUSABLES
+from knowledge.verification.threat_confusables import LOOK_ALIKES as _CONFUSABLE_LETTERS
 from knowledge.verification.threat_confusables import script
 from knowledge.verification.threat_decode import decoded_runs
 
@@ -176,26 +177,6 @@ def base(text: str, hidden_as: str = "") -> str:
 
 # -- confusables (a small TR39-style table: the letters that pass for Latin ones) ---------------
 
-_CONFUSABLE_LETTERS: dict[str, str] = (
-    GENERATED_CONFUSABLES
-    | {
-        # Cyrillic
-        "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j",
-        "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t",
-        "ц": "u", "υ": "u", "ѵ": "v", "ԝ": "w", "х": "x", "у": "y", "з": "3", "ь": "b", "п": "n",
-        "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M",
-        "О": "O", "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "У": "Y", "Ԁ": "D", "Ԍ": "G", "Ԛ": "Q", "Ԝ": "W",
-        # Greek
-        "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
-        "τ": "t", "χ": "x", "γ": "y", "ω": "w", "ϲ": "c", "ϳ": "j",
-        "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
-        "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-        # Armenian, Latin extensions and IPA letters that pass for ASCII
-        "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j",
-        "ʟ": "l", "ɪ": "i", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɴ": "n", "ᴏ": "o", "ʀ": "r",
-        "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z", "ɾ": "r", "ɽ": "r", "ɼ": "r",
-    }  # by hand: look-alikes the table lists as multi-letter or not at all, which take precedence
-)  # fmt: skip
 _CONFUSABLES = str.maketrans(_CONFUSABLE_LETTERS)
 # A stroke passes for a lower-case l and for a capital I alike ("aӏӏ", "ӏgnore"): the second reading.
 _OTHER_STROKE = str.maketrans(

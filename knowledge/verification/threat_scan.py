@@ -30,6 +30,7 @@ from knowledge.verification import threat_normalize
 from knowledge.verification.threat_compile import Piece, compile_specs
 from knowledge.verification.threat_normalize import MAX_SCAN_CHARS, char_label
 from knowledge.verification.threat_patterns import _PATTERN_SPECS, COMPACT_SPECS
+from knowledge.verification.threat_patterns_hermes import HERMES_SPECS
 from knowledge.verification.threat_patterns_intl import INTL_SPECS
 
 __all__ = [
@@ -58,7 +59,7 @@ INVISIBLE_CHARS: dict[str, str] = {
     for ch in "\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 }
 
-PIECES: list[Piece] = compile_specs([*_PATTERN_SPECS, *INTL_SPECS])
+PIECES: list[Piece] = compile_specs([*_PATTERN_SPECS, *HERMES_SPECS, *INTL_SPECS])
 COMPACT_PIECES: list[Piece] = compile_specs(COMPACT_SPECS)
 PATTERN_IDS: frozenset[str] = frozenset(piece.id for piece in PIECES)
 _MAX_NEEDLE = max(

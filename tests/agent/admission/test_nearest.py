@@ -38,7 +38,7 @@ def test_without_embeddings_or_when_they_fail_entries_are_ranked_by_words():
 
 
 def test_each_text_is_embedded_once_per_run():
-    llm, cache = Embedder(), {}
+    llm, cache = Embedder(), dict[str, list[float]]()
     rank(NEW, ENTRIES, similarity, llm=llm, cache=cache)
     rank(NEW, ENTRIES, similarity, llm=llm, cache=cache)
     assert llm.calls == 1 and len(cache) == 4
