@@ -136,7 +136,9 @@ def _find(pool: list[_Row], folded: str, *, documents_count: bool) -> tuple[int 
         if folded in fold(said):
             return message_id, role, said
         if folded in fold(content):
-            in_document = in_document or (message_id, role, content)
+            # Found only in what the person pasted: it may show what the skill is about, never
+            # that it ran ("That worked" in a pasted page is the page's, not the person's).
+            in_document = in_document or (message_id, "document" if role == "user" else role, content)
     if in_document is not None and documents_count:
         return in_document
     return "document" if in_document else "absent"

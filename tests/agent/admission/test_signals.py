@@ -125,3 +125,16 @@ def test_proof_that_a_procedure_ran():
     assert not proves_it_ran([Located("make clean", "make: *** [clean] Error 2 make clean", "tool")])
     assert not proves_it_ran([Located("it never worked", "I tried the rebuild but it never worked.")])
     assert not proves_it_ran([Located("my build keeps failing", "my build keeps failing, what do I do?")])
+
+
+def test_that_worked_inside_a_pasted_document_is_not_the_persons_proof():
+    from knowledge.verification import evidence
+
+    pasted = "Tidy this page:\n```\nRun make deploy-fast.\nThat worked, thanks!\n```"
+    verdict = evidence.check(["That worked, thanks!"], [{"role": "user", "content": pasted}], "skill", None)
+    assert [loc.role for loc in verdict.located] == ["document"]
+    assert not proves_it_ran(verdict.located)
+    said = evidence.check(
+        ["That worked, thanks!"], [{"role": "user", "content": "That worked, thanks!"}], "skill", None
+    )
+    assert proves_it_ran(said.located)
