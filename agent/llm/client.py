@@ -223,7 +223,9 @@ class ChatClient:
         self, body: dict[str, Any], response: Any, interrupt: threading.Event | None = None
     ) -> Iterator[StreamEvent]:
         """The events of the reply to `body`, streamed or whole, ending with one ModelReply."""
-        assembler = Assembler(tools_offered=bool(body.get("tools")), think_opened=self.caps.think_opened)
+        assembler = Assembler(
+            tools_offered=bool(body.get("tools")), think_opened=self.caps.think_opened, text_calls=self.caps.text_calls
+        )
         saw_payload = whole = interrupted = False
         reading = threading.Event()
         if interrupt is not None:
@@ -272,7 +274,12 @@ class ChatClient:
 
     def _learn_template(self, assembler: Assembler) -> None:
         """Remember (or forget) that this model's template opens a think block in the prompt, so
-        that its next replies stream the thinking as thinking from their first word."""
+        that its next replies stream the thinking as thinking from their first word; and that it
+        writes its tool calls as text (its native channel empty, a whole answer of its own markup)."""
+        if assembler.text_calls and self.caps.text_calls is None:
+            log.info("model %s at %s: tool calls come as text", self.model, self.base_url)
+            self.caps.text_calls = True
+            self.save_capabilities()
         found = assembler.think_opened
         if found is not None and found != self.caps.think_opened:
             log.info("model %s at %s: think block opened by the template: %r", self.model, self.base_url, found)
