@@ -21,6 +21,7 @@ sharing character trigrams lie close. Those requests are kept apart (`embedding_
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -295,7 +296,10 @@ class ScriptedLLM:
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-llm", daemon=True)
+        # stop() waits for the serving loop to notice: polled every 0.5 s by default, that is half a
+        # second of idle time per test across the whole suite.
+        serve = functools.partial(self._server.serve_forever, poll_interval=0.02)
+        self._thread = threading.Thread(target=serve, name="scripted-llm", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
