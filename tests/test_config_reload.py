@@ -10,6 +10,7 @@ import re
 import secrets
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.chat_socket import say
@@ -17,6 +18,8 @@ from tests.cli import CLIHome, start_learning_worker, wait_until
 from tests.daphne import Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import SAVE_USER_PREF, is_review_followup, is_review_start, user_texts
+
+pytestmark = pytest.mark.slow
 
 # A memory review every second user turn, written at once; nothing else in the background.
 EVERY_SECOND_TURN = "memory:\n  nudge_interval: 2\n  flush_min_turns: 0\nskills:\n  creation_nudge_interval: 0\n"

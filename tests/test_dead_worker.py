@@ -14,12 +14,16 @@ import secrets
 import signal
 from typing import Any
 
+import pytest
+
 from agent.chat.consumers import SERVER_STOPPED
 from agent.chat.presenter import ENDINGS
 from tests.chat_socket import chat_socket, frames_until
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.redis_server import redis_url
+
+pytestmark = pytest.mark.slow
 
 LONG_ANSWER = "".join(f"step {n} of the slow answer. " for n in range(400))  # ~30 s at this pace
 QUESTION = "walk me through the slow answer"

@@ -30,6 +30,8 @@ from tests.conftest import write_config
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import SAVE_USER_PREF, script_review
 
+pytestmark = pytest.mark.slow
+
 DISK_FULL_SCRIPT = """
 import json, django
 django.setup()

@@ -7,10 +7,14 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests import dbs
 from tests.chat_socket import chat_socket, frames_until
 from tests.daphne import Http, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
+
+pytestmark = pytest.mark.slow
 
 
 async def test_server_killed_mid_answer_then_restarted_keeps_the_conversation(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne, 
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import SAVE_USER_PREF, is_flush, is_review_followup, is_review_start
 
+pytestmark = pytest.mark.slow
+
 EVERY_TURN_REVIEWED = "memory:\n  nudge_interval: 1\n  flush_min_turns: 0\nskills:\n  creation_nudge_interval: 0\n"
 
 

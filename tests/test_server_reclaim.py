@@ -7,12 +7,16 @@ from __future__ import annotations
 import signal
 import threading
 
+import pytest
+
 from tests.chat_socket import say
 from tests.cli import wait_until
 from tests.daphne import Daphne, Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 from tests.learning import is_flush, is_review_followup, is_review_start
 from tests.test_scale_out import EVERY_TURN_REVIEWED, FLUSH_AFTER_ONE_TURN, _first_attempt_hangs
+
+pytestmark = pytest.mark.slow
 
 FAST_ROUNDS = {"HERMES_RECLAIM_SECONDS": "1"}
 

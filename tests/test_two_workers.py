@@ -10,10 +10,14 @@ import re
 import threading
 from typing import Any
 
+import pytest
+
 from agent.chat.service import BUSY_MESSAGE
 from tests.chat_socket import chat_socket, frames_until
 from tests.daphne import Http, another_worker, model_env, start_daphne
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
+
+pytestmark = pytest.mark.slow
 
 
 def _busy_attr(page: str) -> str:

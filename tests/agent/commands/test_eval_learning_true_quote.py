@@ -18,7 +18,7 @@ from agent.learning_eval.run import is_correct, load_cases
 from tests.fakellm import Reply
 from tests.learning import Answer, is_review_followup, is_review_start, review_starts, rubber_stamp, script_verifier
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def _mem(content: str, *evidence: str, target: str = "user", action: str = "add", **extra: Any) -> dict[str, Any]:
