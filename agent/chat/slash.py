@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from knowledge.prompt import neutral_fences
 from knowledge.skills.format import MAX_NAME_CHARS, SkillError
 from knowledge.skills.store import SkillStore
 
@@ -29,7 +30,8 @@ def _model_text(name: str, path: str, content: str, files: list[str], instructio
     file_lines = "\n".join(f"- {f}" for f in files) if files else "(none)"
     return (
         f'The user invoked the skill "{name}". Follow it to carry out the instruction below.\n\n'
-        f'<skill name="{name}" path="{path}">\n{content.rstrip()}\n</skill>\n\n'
+        # A body holding "</skill>" must not close the fence: what follows would read as the person's.
+        f'<skill name="{name}" path="{path}">\n{neutral_fences(content.rstrip())}\n</skill>\n\n'
         f"Supporting files in {path} (read one with skill_view(name, file_path)):\n{file_lines}\n\n"
         f"User instruction: {instruction or '(none given: apply the skill to the current conversation)'}"
     )
