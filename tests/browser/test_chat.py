@@ -74,7 +74,7 @@ def test_stop_interrupts_a_slow_answer_and_the_next_message_works(page, llm):
     llm.default = lambda body: Reply(text=f"answer to {last_user_text(body)}")
     send(page, "write a lot")
     page.locator(".msg-assistant.streaming").wait_for()
-    expect(page.locator("#input")).to_be_disabled()
+    expect(page.locator("#send")).to_have_text("Queue")  # while it streams, Send queues
     page.click("#stop")
     expect(page.locator(".turn-note.stopped")).to_be_visible()
     expect(page.locator("#input")).to_be_enabled()
@@ -99,9 +99,9 @@ def test_a_message_sent_right_after_stop_survives_a_slow_refresh(page, llm):
     while not held and time.monotonic() < deadline:
         page.wait_for_timeout(50)
     assert held, "the page did not fetch the stored conversation after Stop"
-    expect(page.locator("#input")).to_be_disabled()  # not before the conversation is back
+    expect(page.locator("#send")).to_have_text("Queue")  # a message waits until the conversation is back
     held[0].continue_()
-    expect(page.locator("#input")).to_be_enabled()
+    expect(page.locator("#send")).to_have_text("Send")
     expect(page.locator(".msg-continue")).to_be_visible()
     send(page, "now something short")
     wait_idle(page, answers=2)
@@ -208,10 +208,10 @@ def test_a_second_tab_on_the_same_chat_follows_the_answer_live(page, context, ll
     other.wait_for_selector('#chat[data-connected="1"]')
     llm.push(Reply(text="Seen in **both** tabs. " + "more " * 30, chunk_delay=0.03))
     send(page, "asked in the first tab")
-    # The second tab shows the question and the answer streaming, and locks its input meanwhile.
+    # The second tab shows the question and the answer streaming, and queues its own message meanwhile.
     expect(other.locator(".msg-user .md")).to_have_text("asked in the first tab")
     other.locator(".msg-assistant.streaming").wait_for()
-    expect(other.locator("#input")).to_be_disabled()
+    expect(other.locator("#send")).to_have_text("Queue")
     wait_idle(other, 1)
     expect(other.locator(".msg-assistant strong")).to_have_text("both")
     expect(other.locator("#input")).to_be_enabled()

@@ -1,5 +1,5 @@
 // The chat page: wires the socket, turn rendering, message actions, attachments, the model
-// chooser, the slash picker and the keyboard. Each concern lives in its own module.
+// chooser, the slash picker, the message box and the keyboard. Each concern lives in its own module.
 
 import { openSocket } from "./socket.js";
 import { makeScroller } from "./scroll.js";
@@ -10,6 +10,7 @@ import { makeActions } from "./actions.js";
 import { makeVersions } from "./versions.js";
 import { makeAttachments } from "./attach.js";
 import { makeModelChooser } from "./model.js";
+import { makeComposer } from "./composer.js";
 import { showAlert } from "./dom.js";
 
 class ChatPage {
@@ -20,7 +21,24 @@ class ChatPage {
     this.input = document.getElementById("input");
     this.conn = document.getElementById("conn");
     this.busy = false;
+    this.refusal = false; // the frame being handled refuses a message before its turn began
     const self = this;
+    this.composer = makeComposer({
+      input: this.input,
+      send: document.getElementById("send"),
+      note: document.getElementById("queue-note"),
+      noteText: document.getElementById("queue-note-text"),
+      cancel: document.getElementById("queue-cancel"),
+      sessionId: this.sessionId,
+    });
+    // What the turn view reads and writes as "the input" when it hands a message's text back
+    // after an error. A refused message was not stored anywhere, so it always comes back (before
+    // whatever was typed since); after a failed answer the text stays in its bubble (with Retry)
+    // and only fills an empty box, as it always did.
+    const field = {
+      get value() { return self.refusal ? "" : self.input.value; },
+      set value(text) { self.composer.restore(text); },
+    };
     this.scroller = makeScroller(document.getElementById("messages"), document.getElementById("jump-latest"));
     this.actions = makeActions(root, {
       isBusy: function () { return self.busy; },
@@ -43,7 +61,7 @@ class ChatPage {
     this.turns = new TurnView({
       messages: document.getElementById("messages"),
       scroller: this.scroller,
-      input: this.input,
+      input: field,
       setBusy: function (value) { self.setBusy(value); },
       resend: function (text) { self.send(text); },
       restoreImages: function (images) { self.attachments.restoreImages(images); },
@@ -61,20 +79,35 @@ class ChatPage {
       onContinue: function (id, button) { self.sendVersion("continue", button.closest(".turn-note"), "", id); },
     });
     this.socket = openSocket("/ws/chat/" + this.sessionId + "/", {
-      onFrame: function (frame) { self.turns.handle(frame); },
+      onFrame: function (frame) {
+        self.refusal = frame.type === "error" && !frame.mirrored && !self.turns.turn;
+        self.turns.handle(frame);
+        self.refusal = false;
+      },
       onOpen: function () { self.opened(); },
       onClose: function (finalReason) { self.closed(finalReason); },
     });
   }
 
+  // The message box stays editable either way; while busy, Send queues (composer.js).
   setBusy(value) {
     this.busy = value;
-    this.input.disabled = value;
-    document.getElementById("send").disabled = value;
     document.getElementById("stop").hidden = !value;
     this.root.setAttribute("data-busy", value ? "1" : "0");
     this.actions.refresh();
-    if (!value) this.input.focus();
+    const due = this.composer.setBusy(value);
+    if (value) return;
+    this.input.focus();
+    if (due) this.send(this.input.value, true); // the queued message goes now that the answer ended
+  }
+
+  // Send or Enter in the message box: sent now, or queued while an answer is being written.
+  submit() {
+    if (this.busy) {
+      this.composer.queue();
+      return;
+    }
+    this.send(this.input.value, true);
   }
 
   saved(f) {
@@ -106,7 +139,8 @@ class ChatPage {
     }
   }
 
-  send(typed) {
+  // fromBox: the text is the message box's, which empties once it went (a Retry leaves the box as it is).
+  send(typed, fromBox) {
     if (this.attachments.uploading()) {
       showAlert("An attachment is still uploading; send once it shows below the message box.");
       return;
@@ -127,7 +161,7 @@ class ChatPage {
     const frame = { type: "message", text: text };
     if (images.length) frame.images = images.map(function (image) { return image.id; });
     this.socket.send(frame);
-    this.input.value = "";
+    if (fromBox) this.composer.sent();
     this.attachments.clear();
     this.slash.close();
     this.setBusy(true);
@@ -200,14 +234,14 @@ class ChatPage {
     const self = this;
     document.getElementById("composer").addEventListener("submit", function (ev) {
       ev.preventDefault();
-      self.send(self.input.value);
+      self.submit();
     });
     document.getElementById("stop").addEventListener("click", function () { self.stop(); });
     this.input.addEventListener("keydown", function (ev) {
       if (self.slash.onKey(ev)) return;
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
-        self.send(self.input.value);
+        self.submit();
       }
     });
     document.addEventListener("keydown", function (ev) {
