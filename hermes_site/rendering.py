@@ -4,8 +4,11 @@ Markdown is parsed as CommonMark by markdown-it-py with its raw-HTML switch off,
 model writes is escaped exactly once and shows as text (escaping before parsing, as the old
 Python-Markdown renderer did, escaped code twice and killed blockquotes). Tables,
 strikethrough and task lists come from the parser's plugins; fenced code with a known language
-is highlighted by Pygments. The output is then cleaned by nh3 (an allow-list of tags, no event
-handlers, links only to http/https/mailto) as a second line. Templates never mark user or model
+is highlighted by Pygments, and a fence whose info string names a language carries it as a small
+label (a `code-fence` div holding a `code-lang` span before the `pre`). The output is then
+cleaned by nh3 (an allow-list of tags, no event handlers, links only to http/https/mailto) as a
+second line. Answers streaming in are rendered block by block through the same functions
+(hermes_site/live_markdown.py). Templates never mark user or model
 text safe themselves; they call `markdown` / `highlight` from `hermes_tags`, which go through here.
 """
 
@@ -16,7 +19,10 @@ from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.tasklists import tasklists_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -58,6 +64,21 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
     return f'<pre class="codehilite"><code class="language-{html.escape(name)}">{spans}</code></pre>'
 
 
+def fence_language(info: str) -> str:
+    """The language a fence's info string names (its first word), or "" when it names none."""
+    words = unescapeAll(info or "").split(maxsplit=1)
+    return words[0] if words else ""
+
+
+def _fence_with_label(renderer: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """A fenced block under a label naming its language (escaped here, and text to nh3 after)."""
+    block = RendererHTML.fence(renderer, tokens, idx, options, env)
+    name = fence_language(tokens[idx].info)
+    if not name:
+        return block
+    return f'<div class="code-fence"><span class="code-lang">{html.escape(name)}</span>{block}</div>\n'
+
+
 # One parser for the process, built once (building it per call cost more than rendering a
 # short answer): parsing keeps its state in the call, so threads can share it.
 @lru_cache(maxsize=1)
@@ -65,6 +86,7 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight})
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
+    md.add_render_rule("fence", _fence_with_label)
     return md
 
 
@@ -78,9 +100,14 @@ def _task_boxes_as_text(children: list[Token]) -> None:
 
 def render_markdown(text: str) -> str:
     """Markdown to safe HTML. Raw HTML in the input is shown as text, never interpreted."""
-    md = _parser()
-    env: dict[str, object] = {}
-    tokens = md.parse((text or "")[:MAX_RENDER_CHARS], env)
+    tokens, env = parse_markdown((text or "")[:MAX_RENDER_CHARS])
+    return render_tokens(tokens, env)
+
+
+def parse_markdown(text: str) -> tuple[list[Token], EnvType]:
+    """The parser's tokens for `text`, made fit for the page (see render_tokens)."""
+    env: EnvType = {}
+    tokens = _parser().parse(text, env)
     for token in tokens:
         if token.type == "inline":
             _task_boxes_as_text(token.children or [])
@@ -90,6 +117,12 @@ def render_markdown(text: str) -> str:
         if isinstance(style, str) and style.startswith("text-align:"):
             del token.attrs["style"]
             token.attrSet("class", "align-" + style.split(":", 1)[1])
+    return tokens, env
+
+
+def render_tokens(tokens: list[Token], env: EnvType) -> str:
+    """Tokens of parse_markdown (all of them, or whole blocks of them) as safe HTML."""
+    md = _parser()
     return clean_html(md.renderer.render(tokens, md.options, env))
 
 

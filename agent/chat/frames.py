@@ -7,6 +7,10 @@ here the thread wakes the loop only when no wake-up is pending, and the loop tak
 that arrived meanwhile in one batch. Consecutive text deltas of a batch are joined into one
 delta frame (the page appends delta text, so it shows the same thing), so a slow socket or a
 busy loop sends fewer, larger frames instead of falling behind.
+
+An answer's Markdown is rendered as it streams (`TurnFrames`, over hermes_site/live_markdown.py):
+a delta frame carries its raw `text` always, and when blocks completed, their sanitised `html`
+with the open `tail` (text) after them and whether that tail is an open `fence` (its language).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from agent.loop import (
     TurnError,
 )
 from agent.tools.results import MAX_RESULT_CHARS
+from hermes_site.live_markdown import LiveMarkdown, Update
 from hermes_site.rendering import render_markdown
 
 Frame = dict[str, Any]  # one JSON message to the page: {"type": ..., ...}
@@ -69,10 +74,21 @@ def coalesce(frames: list[Frame | None]) -> list[Frame | None]:
     for frame in frames:
         last = out[-1] if out else None
         if frame is not None and frame["type"] == "delta" and last is not None and last["type"] == "delta":
-            out[-1] = {"type": "delta", "text": last["text"] + frame["text"]}
+            out[-1] = _join_deltas(last, frame)
         else:
             out.append(frame)
     return out
+
+
+def _join_deltas(a: Frame, b: Frame) -> Frame:
+    """One delta frame the page shows as it would show `a` then `b`: the blocks of both, and the
+    tail as `b` left it (or `a`'s with `b`'s text appended, as the page appends it)."""
+    text = a["text"] + b["text"]
+    if "tail" in b:
+        return {**b, "text": text, "html": a.get("html", "") + b["html"]}
+    if "tail" in a:
+        return {**a, "text": text, "tail": a["tail"] + b["text"]}
+    return {"type": "delta", "text": text}
 
 
 # -- a turn's events, as frames -------------------------------------------------------------------
@@ -144,3 +160,35 @@ FRAME_BUILDERS: dict[type, Callable[[Any], Frame | None]] = {
 def event_frame(event: object) -> Frame | None:
     builder = FRAME_BUILDERS.get(type(event))
     return builder(event) if builder is not None else None
+
+
+def _delta(text: str, update: Update | None) -> Frame:
+    if update is None:
+        return {"type": "delta", "text": text}
+    return {"type": "delta", "text": text, "html": update.html, "tail": update.tail, "fence": update.fence}
+
+
+class TurnFrames:
+    """The frames of one turn's events, its answers' Markdown rendered as they stream.
+
+    Each model call's text is one answer block on the page (text after a tool call starts a new
+    one): when the call ends (or the turn fails), what is left open is rendered, so the page shows
+    every answer as a reload would. A Continue streams plain text: the page shows the stopped
+    answer's source with the new text joined to it, and the final render replaces both at the end.
+    """
+
+    def __init__(self) -> None:
+        self._live: LiveMarkdown | None = LiveMarkdown()
+
+    def frames(self, event: object) -> list[Frame]:
+        if isinstance(event, TurnStarted) and event.kind == "continue":
+            self._live = None
+        if isinstance(event, TextDelta):
+            return [_delta(event.text, self._live.feed(event.text) if self._live else None)]
+        out: list[Frame] = []
+        if isinstance(event, ModelCalled | TurnError) and self._live is not None:
+            rest = self._live.close()
+            if rest is not None:
+                out.append(_delta("", rest))
+        frame = event_frame(event)
+        return out + ([frame] if frame is not None else [])

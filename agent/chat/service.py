@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import close_old_connections
 
-from agent.chat.frames import Frame, event_frame
+from agent.chat.frames import Frame, TurnFrames
 from agent.chat.runner import CURRENT_FIELDS, AgentSession, InputTooLarge, default_client_factory
 from agent.chat.versions import TurnRequest
 from agent.llm import LLMError
@@ -210,9 +210,9 @@ def _drive_turn(
 ) -> None:
     try:
         agent = _agent_for_turn(session_id)
+        shaped = TurnFrames()  # this turn's answers rendered as they stream
         for event in agent.run_turn(text, interrupt, request):
-            frame = event_frame(event)
-            if frame is not None:
+            for frame in shaped.frames(event):
                 if frame["type"] == "saved":
                     frame["title"] = _stored_title(agent.session)  # the first message titles the chat
                 emit(frame)

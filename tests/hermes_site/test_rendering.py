@@ -13,15 +13,23 @@ CASES = [
     ("inline code keeps < & >", "if `k < 1 && x > 2`", "<p>if <code>k &lt; 1 &amp;&amp; x &gt; 2</code></p>"),
     ("fenced code without a language", "```\na < b && c\n```", "<pre><code>a &lt; b &amp;&amp; c\n</code></pre>"),
     (
-        "fenced code highlighted",
+        "fenced code highlighted, under its language's label",
         "```python\nx < 1\n```",
+        '<div class="code-fence"><span class="code-lang">python</span>'
         '<pre class="codehilite"><code class="language-python"><span class="n">x</span> '
-        '<span class="o">&lt;</span> <span class="mi">1</span>\n</code></pre>',
+        '<span class="o">&lt;</span> <span class="mi">1</span>\n</code></pre>\n</div>',
     ),
     (
-        "unknown language is plain",
+        "unknown language is plain, and still named",
         "```nosuchlang\n<b>\n```",
-        '<pre><code class="language-nosuchlang">&lt;b&gt;\n</code></pre>',
+        '<div class="code-fence"><span class="code-lang">nosuchlang</span>'
+        '<pre><code class="language-nosuchlang">&lt;b&gt;\n</code></pre>\n</div>',
+    ),
+    (
+        "the label is the info string's first word, escaped",
+        '```<img src=x onerror="a()"> more words\nx\n```',
+        '<div class="code-fence"><span class="code-lang">&lt;img</span>'
+        '<pre><code class="language-&lt;img">x\n</code></pre>\n</div>',
     ),
     ("blockquote", "> quoted\n> still", "<blockquote>\n<p>quoted\nstill</p>\n</blockquote>"),
     (

@@ -9,11 +9,12 @@ import threading
 
 import pytest
 
-from agent.chat.frames import FrameQueue, coalesce, event_frame
+from agent.chat.frames import Frame, FrameQueue, TurnFrames, coalesce, event_frame
 from agent.chat.runner import TurnSaved, TurnStarted
 from agent.llm import Usage
 from agent.loop import ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.tools.results import MAX_RESULT_CHARS
+from hermes_site.rendering import render_markdown
 from knowledge.models import ChatSession
 
 
@@ -116,3 +117,76 @@ def test_a_long_tool_result_is_truncated_in_its_frame():
     long = "r" * (MAX_RESULT_CHARS + 10)
     frame = event_frame(ToolFinished("c", "t", "{}", long, True, 0.0, {}))
     assert frame is not None and frame["result"] == "r" * MAX_RESULT_CHARS + "\n… (truncated)"
+
+
+# -- answers rendered as they stream -------------------------------------------------------------
+
+
+def shown(frames: list[Frame | None]) -> tuple[str, str, str | None]:
+    """What the page shows of one answer after these delta frames: the blocks' HTML, the open
+    tail's text and whether it is an open fence (static/js/chat/turn.js does the same)."""
+    html, tail, fence = "", "", None
+    for f in frames:
+        assert f is not None
+        if "tail" in f:
+            html, tail, fence = html + f["html"], f["tail"], f["fence"]
+        else:
+            tail += f["text"]
+    return html, tail, fence
+
+
+ANSWER = "# Plan\n\n- fetch\n  - retry\n- parse\n\n```python\nprint('<b>')\n```\n\nDone <i>."
+
+
+def answer_frames(text: str, step: int, turn: TurnFrames | None = None) -> list[Frame | None]:
+    turn = turn or TurnFrames()
+    frames: list[Frame | None] = []
+    for i in range(0, len(text), step):
+        frames += turn.frames(TextDelta(text[i : i + step]))
+    return frames
+
+
+def test_an_answer_streams_as_blocks_that_end_as_the_final_render():
+    turn = TurnFrames()
+    frames = answer_frames(ANSWER, 3, turn)
+    html, tail, fence = shown(frames)
+    assert html.startswith("<h1>Plan</h1>") and tail == "Done <i>." and fence is None
+    assert "".join(f["text"] for f in frames if f) == ANSWER  # the source, for Copy and the data-source
+    called: list[Frame | None] = [
+        *turn.frames(ModelCalled(1, Usage(0, 0, False), {"role": "assistant", "content": ANSWER}, "stop"))
+    ]
+    assert [f["type"] for f in called if f] == ["delta", "usage"]  # the open tail rendered when the call ends
+    assert shown(frames + called[:1]) == (render_markdown(ANSWER), "", None)
+    assert turn.frames(TurnDone(final_text=ANSWER, iterations=1))[0]["final_html"] == render_markdown(ANSWER)
+
+
+def test_an_open_fence_is_shown_as_code_while_it_streams():
+    frames = answer_frames("Run:\n\n```bash\nmake te", 2)
+    assert shown(frames) == ("<p>Run:</p>\n", "make te", "bash")
+
+
+@pytest.mark.parametrize("step", [1, 5, 40])
+def test_joined_delta_frames_show_the_same_answer(step: int):
+    frames = answer_frames(ANSWER, step)
+    assert shown([f for f in coalesce(frames) if f is not None]) == shown(frames)
+    for cut in range(1, len(frames)):
+        joined = coalesce(frames[:cut]) + coalesce(frames[cut:])
+        assert shown([f for f in joined if f is not None]) == shown(frames)
+
+
+def test_text_after_a_tool_call_is_a_new_answer_block_and_a_failure_renders_what_came():
+    turn = TurnFrames()
+    answer_frames("Let me look.\n\nFirst", 4, turn)
+    flushed = turn.frames(ModelCalled(1, Usage(0, 0, False), {"role": "assistant", "content": "x"}, "tool_calls"))
+    assert flushed[0]["html"] == render_markdown("Let me look.\n\nFirst").split("\n", 1)[1]
+    second = answer_frames("## Found\n\npart", 4, turn)
+    assert shown(second)[0] == "<h2>Found</h2>\n"
+    failed = turn.frames(TurnError("the server went away", "## Found\n\npart"))
+    assert [f["type"] for f in failed] == ["delta", "error"] and failed[0]["html"] == "<p>part</p>\n"
+
+
+def test_a_continued_answer_streams_as_text_for_the_final_render_to_replace():
+    turn = TurnFrames()
+    turn.frames(TurnStarted(5, "go on", "continue", 4))
+    frames = answer_frames("# more\n\ntext", 2, turn)
+    assert all(f is not None and "html" not in f for f in frames)
