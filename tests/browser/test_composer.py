@@ -52,7 +52,9 @@ def box_height(page: Page) -> float:
     return float(page.locator("#input").evaluate("t => t.getBoundingClientRect().height"))
 
 
-def test_a_message_typed_while_an_answer_streams_is_queued_editable_and_sent_when_it_ends(sized_page: Page, llm):
+def test_a_message_typed_while_an_answer_streams_is_queued_editable_and_sent_when_it_ends(
+    sized_page: Page, llm, screenshot
+):
     page = sized_page
     start_chat(page)
     answer = held_answer()
@@ -70,7 +72,9 @@ def test_a_message_typed_while_an_answer_streams_is_queued_editable_and_sent_whe
         "Queued: your message goes when the answer ends. You can still change it."
     )
     expect(page.locator("#queue-cancel")).to_be_visible()
-    problems = blocking_violations(page, "a queued message while an answer streams")
+    width = (page.viewport_size or {"width": 0})["width"]
+    screenshot(f"composer-queued-{width}", page)
+    problems = blocking_violations(page, f"a queued message while an answer streams at {width}")
     box.press_sequentially(", edited")  # a queued message can still be changed
     expect(page.locator(".msg-assistant.streaming")).to_have_count(1)  # all of it happened while streaming
     expect(page.locator(".msg-user")).to_have_count(1)
