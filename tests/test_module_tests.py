@@ -19,6 +19,7 @@ OLDER_NAMES = {
     "agent/admission/batch.py": "tests/agent/admission/test_verifier.py",  # one call per reply, through a review
     "agent/admission/holds.py": "tests/agent/admission/test_provenance_classes.py",  # joins and settles
     "agent/admission/prompt.py": "tests/agent/admission/test_verifier.py",
+    "knowledge/verification/threat_patterns_hermes.py": "tests/knowledge/verification/test_threat_scan.py",  # parity
     "knowledge/verification/secret_phrases.py": "tests/knowledge/verification/test_secrets.py",  # its prose forms
     "agent/management/commands/learning_worker.py": "tests/test_scale_out.py",
     "knowledge/admin.py": "tests/test_admin.py",
