@@ -1,6 +1,7 @@
 // Rendering one turn from the server's frames (agent/chat/consumers.py lists them in order).
-// Model text is inserted with textContent; the one exception is `final_html`, which the
-// server's renderer sanitised (nh3).
+// Model text is inserted with textContent; the exceptions are a delta's `html` (an answer's
+// blocks, rendered once each as they complete) and `final_html`, which the server's renderer
+// sanitised (nh3).
 
 import { el, button, pretty, showAlert } from "./dom.js";
 import { thumbnail } from "./attach.js";
@@ -20,6 +21,24 @@ function metaLine(tokens, estimated) {
     box.appendChild(el("span", "msg-tokens", (estimated ? "~" : "") + tokens + (tokens === 1 ? " token" : " tokens")));
   }
   return box;
+}
+
+// The open end of a streamed answer after its rendered blocks (agent/chat/frames.py): text, or an
+// open fence shown as code under its language's label, as it will look once rendered.
+function tailBox(fence) {
+  if (fence === null || fence === undefined) {
+    const box = el("div", "md-tail");
+    return { box: box, target: box };
+  }
+  const box = el("div", fence ? "md-tail code-fence" : "md-tail");
+  if (fence) box.appendChild(el("span", "code-lang", fence));
+  const code = box.appendChild(el("pre")).appendChild(el("code"));
+  return { box: box, target: code };
+}
+
+// One answer block's stream: its source as written, the blocks rendered so far, its open tail.
+function liveSegment(seg, source) {
+  return { seg: seg, source: source || "", html: "", tail: null };
 }
 
 function toolCard(frame) {
@@ -142,29 +161,67 @@ export class TurnView {
     const md = bubble && bubble.querySelector(".md");
     if (!md) return;
     bubble.querySelectorAll(".msg-actions, .versions").forEach(function (node) { node.remove(); });
-    md.textContent = bubble.getAttribute("data-source") || md.textContent;
+    const source = bubble.getAttribute("data-source") || md.textContent;
+    md.textContent = source;
     md.classList.add("plain");
     bubble.classList.add("streaming");
     bubble.classList.remove("msg-ended");
     bubble.removeAttribute("data-source");
     this.turn.segment = md;
+    this.turn.live = liveSegment(md, source);
   }
 
   textSegment() {
     if (!this.turn.segment) {
       const bubble = el("div", "msg msg-assistant streaming");
       this.turn.segment = bubble.appendChild(el("div", "md plain"));
+      this.turn.live = liveSegment(this.turn.segment, "");
       this.append(bubble);
     }
     return this.turn.segment;
+  }
+
+  // A delta's text, and the blocks it completed: each block's sanitised HTML goes in once, after
+  // the blocks shown, and the open tail after them is replaced by the server's (text only).
+  streamInto(f) {
+    const seg = this.textSegment();
+    const live = this.turn.live;
+    live.source += f.text;
+    if (f.tail === undefined) {
+      if (!f.text) return;
+      if (!live.tail && !seg.classList.contains("plain")) {
+        live.tail = tailBox(null); // text after the blocks shown, in its own box until its block completes
+        seg.appendChild(live.tail.box);
+      }
+      (live.tail ? live.tail.target : seg).appendChild(document.createTextNode(f.text));
+      return;
+    }
+    if (seg.classList.contains("plain")) {
+      seg.textContent = ""; // the text so far is now blocks and a tail
+      seg.classList.remove("plain");
+    }
+    if (live.tail) live.tail.box.remove();
+    live.tail = null;
+    if (f.html) seg.insertAdjacentHTML("beforeend", f.html); // sanitised by the server's renderer (nh3)
+    live.html += f.html || "";
+    if (f.tail || (f.fence !== null && f.fence !== undefined)) {
+      live.tail = tailBox(f.fence);
+      live.tail.target.textContent = f.tail;
+      seg.appendChild(live.tail.box);
+    }
   }
 
   endSegment() {
     if (!this.turn || !this.turn.segment) return;
     const bubble = this.turn.segment.parentNode;
     bubble.classList.remove("streaming");
-    if (!bubble.hasAttribute("data-source")) bubble.setAttribute("data-source", this.turn.segment.textContent);
+    if (!bubble.hasAttribute("data-source")) bubble.setAttribute("data-source", this.sourceOf(this.turn.segment));
     this.ui.decorate(bubble);
+  }
+
+  sourceOf(seg) {
+    const live = this.turn && this.turn.live;
+    return live && live.seg === seg ? live.source : seg.textContent;
   }
 
   note(text, cls) {
@@ -195,7 +252,7 @@ export class TurnView {
   }
 
   started(f) {
-    this.turn = { segment: null, thinking: null, cards: {}, tokens: 0, estimated: false };
+    this.turn = { segment: null, live: null, thinking: null, cards: {}, tokens: 0, estimated: false };
     this.versionTurn = !!f.kind && f.kind !== "message";
     if (f.kind === "continue") {
       this.resume(f.mirrored ? document.getElementById("m" + f.answer_id) : this.resumed);
@@ -245,13 +302,14 @@ export class TurnView {
   delta(f) {
     if (!this.turn) return;
     const self = this;
-    this.ui.scroller.keep(function () { self.textSegment().appendChild(document.createTextNode(f.text)); });
+    this.ui.scroller.keep(function () { self.streamInto(f); });
   }
 
   toolStarted(f) {
     if (!this.turn) return;
     this.endSegment();
     this.turn.segment = null; // text after the tool call starts a new block
+    this.turn.live = null;
     this.turn.thinking = null;
     this.turn.cards[f.call_id] = this.append(toolCard(f));
   }
@@ -276,11 +334,16 @@ export class TurnView {
     if (!this.turn) return;
     if (f.final_html && !f.interrupted) {
       const seg = this.textSegment();
-      seg.parentNode.setAttribute("data-source", seg.textContent);
-      this.ui.scroller.keep(function () {
-        seg.innerHTML = f.final_html; // sanitised by the server's renderer (nh3)
-        seg.classList.remove("plain");
-      });
+      const live = this.turn.live;
+      seg.parentNode.setAttribute("data-source", this.sourceOf(seg));
+      // The blocks streamed are the final render, but for a link whose reference is defined in
+      // another block, or a Continue (streamed as text): then the final render replaces them once.
+      if (!live || live.tail || live.html !== f.final_html) {
+        this.ui.scroller.keep(function () {
+          seg.innerHTML = f.final_html; // sanitised by the server's renderer (nh3)
+          seg.classList.remove("plain");
+        });
+      }
     }
     this.endSegment();
     const last = this.turn.segment && this.turn.segment.parentNode;
