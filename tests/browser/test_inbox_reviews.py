@@ -44,7 +44,10 @@ def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm,
     # The open page's navigation counts the new waiting write without a reload.
     expect(page.locator("#pending-badge")).to_have_text(str(waiting_before + 1))
     screenshot("review-toast-waiting", page)
-    [(review_id,)] = daphne_server.query("select id from knowledge_reviewrun where session_id=?", session_id)
+    # The review that held the write (a skill review may have run in the same chat too).
+    [(review_id,)] = daphne_server.query(
+        "select distinct review_id from knowledge_pendingwrite where session_id=? and status='pending'", session_id
+    )
     waiting = toast.get_by_role("link", name="1 waits for you")
     assert waiting.get_attribute("href") == f"/pending/?review={review_id}"
     waiting.click()
