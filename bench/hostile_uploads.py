@@ -18,35 +18,15 @@ from __future__ import annotations
 
 import sys
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from bench.common import Figure, Samples, figure_from, median, rss_mb, temp_home
 from tests.attachment_files import flate_bomb_pdf, shared_stream_pdf, text_pdf
-from tests.daphne import Daphne, Http, Resp, start_daphne
+from tests.daphne import Daphne, Http, start_daphne, upload
 
 SCALES = {"full": 3, "tiny": 1}
 DEADLINE = 8
 GOAL = 1.2
-
-
-def _upload(client: Http, session: str, name: str, data: bytes) -> Resp:
-    boundary = uuid.uuid4().hex
-    body = (
-        (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="session"\r\n\r\n{session}\r\n'
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-            "Content-Type: application/pdf\r\n\r\n"
-        ).encode()
-        + data
-        + f"\r\n--{boundary}--\r\n".encode()
-    )
-    headers = {
-        "Content-Type": f"multipart/form-data; boundary={boundary}",
-        "Origin": f"http://127.0.0.1:{client.port}",
-        "X-CSRFToken": client.cookies["csrftoken"],
-    }
-    return client.request("POST", "/chat/attach/", body=body, headers=headers, timeout=120)
 
 
 def _load(reader: Http) -> float:
@@ -62,7 +42,7 @@ def _hostile_round(server: Daphne, uploader: Http, session: str, reader: Http, i
     before = peak = rss_mb(server.process.pid)
     hostile = [("bomb.pdf", flate_bomb_pdf()), ("slow.pdf", shared_stream_pdf())] * 2
     with ThreadPoolExecutor(len(hostile)) as pool:
-        answers = [pool.submit(_upload, uploader, session, name, data) for name, data in hostile]
+        answers = [pool.submit(upload, uploader, session, name, data) for name, data in hostile]
         time.sleep(0.3)  # every worker started: the loads measure the reading, not the uploading
         while not all(a.done() for a in answers):
             into.append(_load(reader))
@@ -81,7 +61,7 @@ def run(scale: str) -> list[Figure]:
         reader.login(server.token)
         session = uploader.csrf_post("/c/new/").location.rstrip("/").rsplit("/", 1)[-1]
         flate_bomb_pdf(), shared_stream_pdf()  # built before the first round, not during it
-        if _upload(uploader, session, "warm.pdf", text_pdf(["warm"])).status != 200:
+        if upload(uploader, session, "warm.pdf", text_pdf(["warm"])).status != 200:
             raise RuntimeError("a normal PDF was refused")
         for _ in range(5):
             _load(reader)

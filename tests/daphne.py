@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -222,3 +223,30 @@ class Http:
         return self.post(
             path, {**(form or {}), "csrfmiddlewaretoken": self.cookies["csrftoken"]}, headers=headers, **kw
         )
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def upload(client: Http, session: str, name: str, data: bytes) -> Resp:
+    """POST a PDF to the chat's attachment view as the browser does (multipart, CSRF, same origin)."""
+    boundary = uuid.uuid4().hex
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="session"\r\n\r\n{session}\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            "Content-Type: application/pdf\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    headers = {
+        "Content-Type": f"multipart/form-data; boundary={boundary}",
+        "Origin": f"http://127.0.0.1:{client.port}",
+        "X-CSRFToken": client.cookies["csrftoken"],
+    }
+    return client.request("POST", "/chat/attach/", body=body, headers=headers, timeout=120)

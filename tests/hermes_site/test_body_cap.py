@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from hermes_site.security import DEFAULT_BODY_LIMIT
-from tests.daphne import Daphne, start_daphne
+from tests.daphne import Daphne, rss_mb, start_daphne
 
 _MB = 1024 * 1024
 
@@ -20,13 +19,6 @@ _MB = 1024 * 1024
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daphne]:
     with start_daphne(tmp_path_factory.mktemp("body-cap")) as s:
         yield s
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
 
 
 def stream(server: Daphne, path: str, total: int, *, chunked: bool) -> tuple[int, bytes]:

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from agent.chat import pdf_text
 from tests.attachment_files import flate_bomb_pdf, shared_stream_pdf, text_pdf, unknown_filter_pdf
-from tests.daphne import Daphne, Http, Resp, start_daphne
+from tests.daphne import Daphne, Http, rss_mb, start_daphne, upload
 
 MEMORY = "needs more memory than allowed to read"
 SLOW = "took too long to read"
@@ -74,32 +72,6 @@ def test_when_every_reader_is_busy_the_person_is_told_to_try_again(monkeypatch):
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daphne]:
     with start_daphne(tmp_path_factory.mktemp("pdf-worker"), extra_env={"HERMES_PDF_SECONDS": "6"}) as s:
         yield s
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
-def upload(client: Http, session: str, name: str, data: bytes) -> Resp:
-    boundary = uuid.uuid4().hex
-    body = (
-        (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="session"\r\n\r\n{session}\r\n'
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-            "Content-Type: application/pdf\r\n\r\n"
-        ).encode()
-        + data
-        + f"\r\n--{boundary}--\r\n".encode()
-    )
-    headers = {
-        "Content-Type": f"multipart/form-data; boundary={boundary}",
-        "Origin": f"http://127.0.0.1:{client.port}",
-        "X-CSRFToken": client.cookies["csrftoken"],
-    }
-    return client.request("POST", "/chat/attach/", body=body, headers=headers, timeout=120)
 
 
 @pytest.fixture
