@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,12 +130,10 @@ def model_copy(case: dict[str, Any], messages: list[dict[str, Any]]) -> list[dic
 
 
 @contextmanager
-def throwaway_home(base: hermes_config.Config, mode: str) -> Iterator[hermes_config.Config]:
+def home_with(data: dict[str, Any], prefix: str = "hermes-eval-") -> Iterator[hermes_config.Config]:
+    """A fresh HERMES_HOME whose config.yaml is `data`, for one case; the previous home comes back after."""
     previous = os.environ.get("HERMES_HOME")
-    with tempfile.TemporaryDirectory(prefix="hermes-eval-") as tmp:
-        data = {key: base.data[key] for key in _INHERITED}
-        evidence, verify = GATES[mode]
-        data["learning"] = {"evidence": evidence, "verify": verify}
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         Path(tmp, "config.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
         os.environ["HERMES_HOME"] = tmp
         hermes_config.reset()
@@ -147,6 +145,14 @@ def throwaway_home(base: hermes_config.Config, mode: str) -> Iterator[hermes_con
             else:
                 os.environ["HERMES_HOME"] = previous
             hermes_config.reset()
+
+
+def throwaway_home(base: hermes_config.Config, mode: str) -> AbstractContextManager[hermes_config.Config]:
+    """A fresh home with `base`'s model settings and the gate of `mode`."""
+    data = {key: base.data[key] for key in _INHERITED}
+    evidence, verify = GATES[mode]
+    data["learning"] = {"evidence": evidence, "verify": verify}
+    return home_with(data)
 
 
 def run_case(case: dict[str, Any], mode: str, base: hermes_config.Config, client_factory: Any) -> CaseResult:

@@ -19,22 +19,19 @@ Three modes:
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from django.db import transaction
 
+from agent.learning_eval.run import home_with
 from agent.llm import ModelReply, Usage
 from agent.tools.registry import ToolContext
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
@@ -143,22 +140,9 @@ class CorpusVerifier:
         return ModelReply(content=json.dumps({"entries": items}), usage=Usage())
 
 
-@contextmanager
-def throwaway_home(verify: str) -> Iterator[hermes_config.Config]:
+def throwaway_home(verify: str) -> AbstractContextManager[hermes_config.Config]:
     """A fresh HERMES_HOME whose config sets only `learning.verify` (everything else its default)."""
-    previous = os.environ.get("HERMES_HOME")
-    with tempfile.TemporaryDirectory(prefix="hermes-writes-") as tmp:
-        Path(tmp, "config.yaml").write_text(yaml.safe_dump({"learning": {"verify": verify}}), encoding="utf-8")
-        os.environ["HERMES_HOME"] = tmp
-        hermes_config.reset()
-        try:
-            yield hermes_config.get()
-        finally:
-            if previous is None:
-                os.environ.pop("HERMES_HOME", None)
-            else:
-                os.environ["HERMES_HOME"] = previous
-            hermes_config.reset()
+    return home_with({"learning": {"verify": verify}}, prefix="hermes-writes-")
 
 
 @dataclass
