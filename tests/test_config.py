@@ -74,6 +74,7 @@ def test_bad_config_stops_startup_with_one_clear_line(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_serve_writes_the_defaults_on_first_run_and_check_writes_nothing(tmp_path):
     home = CLIHome(tmp_path / "h")
     r = home.manage("check")
@@ -89,6 +90,7 @@ def test_serve_writes_the_defaults_on_first_run_and_check_writes_nothing(tmp_pat
 
 
 @pytest.mark.skipif(dbs.on_postgres(), reason="the embedded default; DATABASE_URL names another database")
+@pytest.mark.slow
 def test_database_is_sqlite_in_home_with_wal(tmp_path):
     home = CLIHome(tmp_path / "h")
     home.path.mkdir()
@@ -188,6 +190,7 @@ def test_startup_with_hermes_config_warns_once_and_runs(tmp_path, text):
     assert (home.path / "config.yaml").read_text() == text  # starting never rewrites it
 
 
+@pytest.mark.slow
 def test_terminal_chat_uses_the_model_named_in_hermes_string_shape(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
     (home.path / "config.yaml").write_text(HERMES_CONFIG)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from hermes_site import settings as product_settings
 from tests import dbs
 from tests.cli import CLIHome
 from tests.daphne import Http, start_daphne
 
 
+@pytest.mark.slow
 def test_server_started_with_pytest_marker_uses_the_given_home(tmp_path):
     assert "PYTEST_VERSION" in os.environ  # inherited by the server below, as by any child
     home = tmp_path / "home"

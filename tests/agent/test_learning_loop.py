@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.cli import new_home
 from tests.fakellm import Reply
 from tests.learning import (
@@ -12,6 +14,8 @@ from tests.learning import (
     script_review,
     user_texts,
 )
+
+pytestmark = pytest.mark.slow
 
 # These tests are about the loop's rhythm, with turns like "turn 3" that state nothing: the
 # evidence rule (tested in tests/agent/admission/test_provenance.py) is off so writes without quotes land, as in Hermes Agent.

@@ -57,6 +57,7 @@ def test_stop_before_the_first_byte_ends_the_call_and_hangs_up(server, retries):
     client.close()
 
 
+@pytest.mark.slow
 def test_stop_between_slow_chunks_keeps_what_arrived(server):
     server.push(Reply(text="abcdefgh", chunk_delay=20))
     client = _client(server)

@@ -11,6 +11,8 @@ from tests.wire.gemini import SIGNATURE
 from tests.wire.replay import FOLLOW_UP, replay, uses
 from tests.wire.thinking_templates import CLAUDE_SIGNATURE, CLAUDE_THOUGHT
 
+pytestmark = pytest.mark.slow
+
 MARKUP = ("<tool_call>", "<function=", "<parameter", "<|", "<｜", "[TOOL_CALLS]", "<think>", "</think>")
 
 

@@ -67,6 +67,7 @@ def test_a_512_mb_body_to_login_is_refused_while_it_arrives(server: Daphne, chun
     assert grew < 20, f"the server grew by {grew:.0f} MB"
 
 
+@pytest.mark.slow
 def test_an_upload_path_keeps_its_larger_limit(server: Daphne):
     # 7 MB to the attachment upload passes the cap (and is then refused for lacking a login).
     _, answer = stream(server, "/chat/attach/", DEFAULT_BODY_LIMIT + _MB, chunked=True)

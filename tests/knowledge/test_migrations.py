@@ -16,6 +16,8 @@ import pytest
 from tests import dbs
 from tests.cli import CLIHome
 
+pytestmark = pytest.mark.slow
+
 # The first schema shipped as a SQLite database: the upgrade path people actually have.
 sqlite_only = pytest.mark.skipif(dbs.on_postgres(), reason="the fixture is a SQLite database")
 postgres_only = pytest.mark.skipif(not dbs.on_postgres(), reason="the fixture is a PostgreSQL dump")

@@ -82,6 +82,7 @@ def test_a_frame_over_one_mib_gets_a_message_and_the_socket_stays_open(server: D
     assert pong == {"type": "pong"}
 
 
+@pytest.mark.slow
 def test_daphne_frame_cap_follows_the_configured_limit_and_closes_with_a_reason(small: Daphne) -> None:
     client, session = _owner(small)
     cap = max_frame_chars(SMALL_LIMIT) * 4

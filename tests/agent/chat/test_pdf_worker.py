@@ -83,6 +83,7 @@ def person(server: Daphne) -> tuple[Http, str]:
     return client, chat.location.rstrip("/").rsplit("/", 1)[-1]
 
 
+@pytest.mark.slow
 def test_hostile_pdfs_leave_the_server_small_and_other_pages_served(server: Daphne, person):
     client, session = person
     reader = Http(server.port)

@@ -107,6 +107,7 @@ def test_a_three_deep_skill_is_invoked_by_its_name(home: Path) -> None:
     assert f'path="{home / "skills" / "mlops" / "inference" / "vllm"}"' in inv.model_text
 
 
+@pytest.mark.slow
 def test_a_deep_skill_works_by_slash_command_in_the_terminal_chat(tmp_path: Path, server) -> None:
     home = new_home(tmp_path, server.base_url)
     write_deep_tree(home.path / "skills")

@@ -59,6 +59,7 @@ async def test_the_browser_gets_the_validators_words_and_nothing_is_stored(llm: 
     await comm.disconnect()
 
 
+@pytest.mark.slow
 def test_the_terminal_gets_the_same_words_and_nothing_is_stored(tmp_path, server):
     home = new_home(tmp_path, server.base_url)
     (home.path / "config.yaml").write_text("agent:\n  max_message_chars: 100\n")

@@ -8,6 +8,8 @@ from tests import dbs
 from tests.cli import new_home
 from tests.fakellm import Reply
 
+pytestmark = pytest.mark.slow
+
 
 def _rows(home, sql, *args):
     return dbs.query(home.path, sql, *args)

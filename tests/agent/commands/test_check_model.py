@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests import dbs
 from tests.cli import new_home
 from tests.fakellm import Reply
 from tests.wire.ollama import CASES as OLLAMA
 from tests.wire.replay import uses
+
+pytestmark = pytest.mark.slow
 
 
 def _stored(home) -> dict:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.cli import CLIHome, new_home
 from tests.daphne import Http, start_daphne
+
+pytestmark = pytest.mark.slow
 
 
 def test_it_prints_one_link_per_port_with_the_homes_token(tmp_path):

@@ -49,6 +49,7 @@ def test_failing_review_is_recorded_and_chat_goes_on(home, llm):
     assert _answer(_turn(agent, "second")) == "answer to second"
 
 
+@pytest.mark.slow
 def test_slow_review_does_not_delay_the_next_answer(home, llm):
     _every_turn_reviews(home)
     llm.default = lambda b: Reply(text="quick answer")

@@ -102,6 +102,7 @@ def test_an_edit_keeps_a_bare_skill_usable_and_a_renamed_one_its_name(home: Path
     )
 
 
+@pytest.mark.slow
 def test_the_terminal_chat_invokes_a_renamed_skill_whole(tmp_path: Path, server) -> None:
     home = new_home(tmp_path, server.base_url)
     _hermes_home(home.path / "skills")

@@ -65,6 +65,7 @@ def bombs() -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("kind", ["gnu", "pax"])
+@pytest.mark.slow
 def test_a_header_bomb_is_refused_without_reading_it(kind, bombs, tmp_path):
     assert len(bombs[kind]) < 2 * _MB  # small on the wire...
     with pytest.raises(ArchiveError) as err:
@@ -119,6 +120,7 @@ def _vm_hwm_mb(pid: int) -> float:
 
 
 @pytest.mark.parametrize("kind", ["gnu", "pax"])
+@pytest.mark.slow
 def test_the_server_refuses_a_header_bomb_in_bounded_memory(kind, bombs, tmp_path):
     with start_daphne(tmp_path / "home") as server:
         owner = Http(server.port)

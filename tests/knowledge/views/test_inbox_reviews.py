@@ -120,6 +120,7 @@ def test_the_terminal_prints_the_same_line_with_the_inbox_address(monkeypatch):
     assert review_line(notify.ReviewNotice("s1", 5, "memory", "", "done", saved=saved(2))) == "💾 2 saved"
 
 
+@pytest.mark.slow
 def test_the_terminal_chat_prints_a_held_write_with_the_inbox_address(tmp_path, server):
     cli = new_home(tmp_path, server.base_url)
     (cli.path / "config.yaml").write_text("skills:\n  creation_nudge_interval: 0\n")
