@@ -4,6 +4,7 @@ joined to its result, how an answer ended, the person's verdicts, and the review
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -49,6 +50,80 @@ def _images(atts: list[MessageAttachment]) -> list[Image]:
     return [Image(reverse("chat_attachment", args=[a.pk]), a.name) for a in atts]
 
 
+# An attached file as the chat's attach button puts it in the message (static/js/chat/attach.js):
+# "📎 **name**", an optional "(note)" (a PDF's pages), a blank line and the text in a fence whose
+# backticks outnumber any run inside it, so the first line of those backticks closes it.
+_ATTACHED = re.compile(
+    r"(?:^|\n\n)📎 \*\*(?P<name>[^\n]+?)\*\*(?: \((?P<note>[^\n]*)\))?\n\n"
+    r"(?P<fence>(?P<ticks>`{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=ticks))(?=\n\n|\Z)",
+    re.S,
+)
+_KINDS = {
+    "pdf": "PDF",
+    "md": "Markdown",
+    "txt": "Text file",
+    "log": "Log file",
+    "csv": "CSV",
+    "json": "JSON",
+    "yaml": "YAML",
+    "yml": "YAML",
+    "toml": "TOML",
+    "py": "Python",
+    "js": "JavaScript",
+    "ts": "TypeScript",
+    "html": "HTML",
+    "css": "CSS",
+    "sql": "SQL",
+    "sh": "Shell script",
+}
+
+
+@dataclass(frozen=True)
+class FileCard:
+    """A file attached to a person's message, shown as a card that opens to its text."""
+
+    name: str
+    kind: str  # "PDF", "Python", … from the name's extension
+    facts: str  # a PDF's pages (and where its text was cut), or a text file's size and lines
+    fence: str  # the fenced block as stored, rendered inside the card
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of a person's message: what they typed (Markdown) or one attached file."""
+
+    text: str = ""
+    file: FileCard | None = None
+
+
+def _kb(text: str) -> str:
+    return f"{max(1, -(-len(text.encode()) // 1000))} KB"
+
+
+def _card(match: re.Match[str]) -> FileCard:
+    name, body = match["name"], match["body"]
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    kind = _KINDS.get(ext) or (f"{ext.upper()} file" if ext else "Text file")
+    lines = body.count("\n") + 1 if body else 0
+    facts = match["note"] or (f"{_kb(body)} · {lines} line{'s' if lines != 1 else ''}" if body else "empty")
+    return FileCard(name, kind, facts, match["fence"])
+
+
+def parts(content: str) -> list[Part]:
+    """A person's message split into what they typed and the files attached to it, in order.
+    The stored text is untouched (the model and search read it whole); only its display changes."""
+    out: list[Part] = []
+    at = 0
+    for match in _ATTACHED.finditer(content):
+        if content[at : match.start()].strip():
+            out.append(Part(text=content[at : match.start()]))
+        out.append(Part(file=_card(match)))
+        at = match.end()
+    if content[at:].strip() or not out:
+        out.append(Part(text=content[at:]))
+    return out
+
+
 @dataclass
 class Item:
     kind: str  # "user" | "assistant" | "tool"
@@ -64,6 +139,7 @@ class Item:
     versions: versions.Position | None = None  # which version of its turn this message is, if it has others
     can_continue: bool = False  # a stopped answer at the end of the chat, which Continue extends
     images: list[Image] = field(default_factory=list)  # images attached to a user message
+    parts: list[Part] = field(default_factory=list)  # a user message: its text and attached files
 
 
 def _pretty(arguments: str) -> str:
@@ -110,7 +186,17 @@ def conversation(session: ChatSession, writing: bool = False) -> list[Item]:
             items.append(Item("versions", message_id=msg.pk, versions=marks[msg.pk]))  # the answer began with tools
         if msg.role == "user":
             shown = _images(images.get(msg.pk, []))
-            items.append(Item("user", msg.content, msg.pk, at=msg.created_at, versions=marks.get(msg.pk), images=shown))
+            items.append(
+                Item(
+                    "user",
+                    msg.content,
+                    msg.pk,
+                    at=msg.created_at,
+                    versions=marks.get(msg.pk),
+                    images=shown,
+                    parts=parts(msg.content),
+                )
+            )
         elif msg.role == "assistant":
             if msg.content or msg.finish_reason == "interrupted":
                 items.append(_answer(msg, verdicts.get(msg.pk, ""), marks.get(msg.pk), msg.pk == path[-1]))

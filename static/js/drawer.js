@@ -1,5 +1,7 @@
-// Narrow windows: the main navigation collapses behind a "Menu" button, and the chat list
-// becomes a drawer opened by the "Chats" button. Both close with Escape or a click elsewhere.
+// Narrow windows: the main navigation collapses behind a "Menu" button, the chat list
+// becomes a drawer opened by the "Chats" button, and the chat's own controls (model, export,
+// rename, delete, review counters) fold behind "⋯". Each closes with Escape or a click elsewhere;
+// the chat menu also closes when one of its [data-menu-close] buttons was used.
 "use strict";
 
 (function () {
@@ -29,6 +31,9 @@
         button.focus();
       }
     });
+    panel.addEventListener("click", function (ev) {
+      if (isOpen() && ev.target.closest("[data-menu-close]")) setOpen(button, panel, false, bodyClass);
+    });
     return {
       toggle: function () { setOpen(button, panel, !isOpen(), bodyClass); },
       visible: function () { return button.offsetParent !== null; },
@@ -38,6 +43,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     wire("nav-toggle", "main-nav", "nav-open");
     const drawer = wire("drawer-toggle", "chat-sidebar", "drawer-open");
+    wire("chat-menu-toggle", "chat-menu", "chat-menu-open");
     window.Hermes = window.Hermes || {};
     window.Hermes.toggleDrawer = function () {
       if (drawer && drawer.visible()) drawer.toggle();
