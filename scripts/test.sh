@@ -7,20 +7,35 @@
 # asyncio tests). The browser tests run once, on the embedded default: each starts its own daphne
 # (and, where a test needs one, its own Redis), and what the pages do with PostgreSQL and Redis
 # behind them is the server-level tests' subject on both profiles.
+#
+# ./scripts/test.sh --quick is the tier for feedback while working, a few minutes instead of most
+# of an hour: the same checks, then the embedded default (SQLite) alone without the tests marked
+# `slow` and without the browser tests; no services, no apt. Other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+QUICK=0
+PYTEST_ARGS=()
+for arg in "$@"; do
+  if [ "$arg" = --quick ]; then QUICK=1; else PYTEST_ARGS+=("$arg"); fi
+done
+set -- ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}  # pytest must never see --quick
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
 # shellcheck source=scripts/services.sh
 source scripts/services.sh
-ensure_packages chromium
+[ "$QUICK" = 1 ] || ensure_packages chromium
 # Tests get their own temporary HERMES_HOME (tests/settings.py), never the user's ~/.hermes.
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy .
 .venv/bin/lint-imports  # the one-way layers (.importlinter)
 .venv/bin/python manage.py collectstatic --noinput -v 0
+
+if [ "$QUICK" = 1 ]; then
+  echo "== quick tier: the embedded default (SQLite) without the slow and the browser tests"
+  exec env -u DATABASE_URL -u REDIS_URL .venv/bin/pytest -m "not browser and not slow" "$@"
+fi
 
 # The three runs go at once (each pytest process has its own temporary HERMES_HOME, database and
 # ports): the embedded default and the browser tests in the background, started before the
