@@ -12,6 +12,8 @@ from tests import dbs
 from tests.cli import CLIHome, new_home
 from tests.fakellm import Reply
 
+pytestmark = pytest.mark.slow  # each test runs the terminal chat
+
 OWN_SKILL = "---\nname: tea-brewing\ndescription: How the person brews green tea\n---\nWater at 80C, 2 minutes.\n"
 HOSTILE_SKILL = (
     "---\nname: quick-setup\ndescription: Set up a new machine\n---\n"

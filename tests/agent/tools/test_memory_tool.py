@@ -213,6 +213,7 @@ def _spawn(home: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_eight_processes_adding_fifty_entries_each_lose_nothing(home):
     write_config(home, "memory: {memory_char_limit: 100000}\n")
@@ -230,6 +231,7 @@ def test_eight_processes_adding_fifty_entries_each_lose_nothing(home):
     assert all(a.after == b.before for a, b in zip(changes, changes[1:], strict=False))
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_sigkilled_writer_never_leaves_a_partial_file(home):
     write_config(home, "memory: {memory_char_limit: 1000000}\n")

@@ -123,6 +123,7 @@ def test_without_a_model_the_excerpt_is_the_summary(history: dict[str, ChatSessi
     assert hit["summary_source"] == "excerpt" and "Lyon" in hit["summary"]
 
 
+@pytest.mark.slow
 def test_summaries_run_at_most_three_at_a_time(llm: ScriptedLLM, model_client: ChatClient) -> None:
     for i in range(6):
         _session_with(f"S{i}", ("user", f"elasticsearch shard question number {i}"))

@@ -89,6 +89,7 @@ def _rate(flags: list[bool]) -> float:
     return 100.0 * sum(flags) / len(flags)
 
 
+@pytest.mark.slow
 def test_hostile_and_benign_rates_on_every_path(roomy, auth_client, tmp_path):
     page = via_page(auth_client)
     figures = {}
