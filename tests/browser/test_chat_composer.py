@@ -43,7 +43,9 @@ def test_attached_text_file_reaches_the_model_is_stored_and_searchable(page, llm
     assert sent.startswith("what broke?") and LOG.strip() in sent
     expect(page.locator("#attachments .attachment")).to_have_count(0)  # sent, so no longer pending
     page.reload()
-    expect(page.locator(".msg-user strong")).to_have_text("crash.log")
+    card = page.locator(".msg-user .file-card")  # the file shows as a card that opens to its text
+    expect(card.locator(".file-name")).to_have_text("crash.log")
+    expect(card.locator(".file-facts")).to_contain_text("Log file")
     expect(page.locator(".msg-user pre")).to_contain_text("zorbleflux overflow in queue <main>")
     stored = daphne_server.query("select content from knowledge_message where session_id=? and role='user'", session_id)
     assert LOG.strip() in stored[0][0]

@@ -202,6 +202,8 @@ def test_narrow_header_has_new_chat_a_backdrop_and_a_quiet_delete(mode_page, dap
     mode, width, page = mode_page
     ids = _seed(daphne_server, "head" + mode.replace("-", ""))
     page.goto(f"/c/{ids[0]}/")
+    if width < 800:
+        page.click("#chat-menu-toggle")  # on a phone Delete is in the chat's menu
     delete = page.locator("#head-delete")
     bad = page.evaluate("() => getComputedStyle(document.documentElement).getPropertyValue('--bad').trim()")
     colour = page.evaluate("() => getComputedStyle(document.getElementById('head-delete')).color")
@@ -217,6 +219,7 @@ def test_narrow_header_has_new_chat_a_backdrop_and_a_quiet_delete(mode_page, dap
         expect(page.locator("#head-new-chat")).to_be_hidden()
         expect(page.locator("#new-chat")).to_be_visible()
         return
+    page.keyboard.press("Escape")  # the chat's menu closes
     expect(page.locator("#head-new-chat")).to_be_visible()
     header = page.locator(".chat-head").bounding_box()
     assert header is not None and header["height"] < 130

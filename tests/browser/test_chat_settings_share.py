@@ -33,6 +33,12 @@ def _open_new_chat(page: Page, width: int) -> str:
     return str(page.get_attribute("#chat", "data-session"))
 
 
+def _open_chat_menu(page: Page, width: int) -> None:
+    """On a phone the chat's settings, export and share links are in the menu behind "⋯"."""
+    if width < 800:
+        page.click("#chat-menu-toggle")
+
+
 def _save_settings(page: Page, instructions: str, temperature: str) -> None:
     page.fill("#chat-instructions", instructions)
     page.fill("#chat-temperature", temperature)
@@ -51,6 +57,7 @@ def _ask(page: Page, llm: ScriptedLLM, text: str, answers: int) -> dict:
 def test_a_chats_instructions_and_temperature_reach_the_model(mode_page, llm: ScriptedLLM) -> None:  # noqa: F811
     mode, width, page = mode_page
     _open_new_chat(page, width)
+    _open_chat_menu(page, width)
     page.click("#chat-settings > summary")
     _save_settings(page, "Answer like a pirate.", "3")
     expect(page.locator("#err-temperature")).to_contain_text("from 0 to 2")
@@ -69,6 +76,7 @@ def test_a_chats_instructions_and_temperature_reach_the_model(mode_page, llm: Sc
 
     page.reload()  # kept with the chat
     page.wait_for_selector('#chat[data-connected="1"]')
+    _open_chat_menu(page, width)
     page.click("#chat-settings > summary")
     expect(page.locator("#chat-temperature")).to_have_value("0.3")
     _save_settings(page, "", "")  # blank: the defaults again
@@ -82,6 +90,7 @@ def test_a_chat_has_a_read_only_share_page_and_prints_without_controls(mode_page
     mode, width, page = mode_page
     chat = _server_python(daphne_server, SEED.replace("{mode}", mode))
     page.goto(f"/c/{chat}/")
+    _open_chat_menu(page, width)
     page.click("#share-link")
     page.wait_for_url(f"**/c/{chat}/share/")
     expect(page.locator("#share-title")).to_have_text(f"Printable {mode}")
