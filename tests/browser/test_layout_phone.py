@@ -43,8 +43,8 @@ def _small(page: Page, selector: str) -> list[str]:
 def _chat_with_answers(page: Page, llm: ScriptedLLM) -> None:
     start_chat(page)
     for n in range(1, 3):
-        llm.push(Reply(text=f"Answer {n}: " + "a sentence about numbats. " * 30))
-        send(page, f"question {n} about numbats")
+        llm.push(Reply(text=f"Answer {n}: " + "a sentence about quolls. " * 30))
+        send(page, f"question {n} about quolls")
         wait_idle(page, n)
 
 
@@ -101,19 +101,19 @@ def test_the_phone_gives_the_conversation_the_screen_and_fingertip_controls(mode
 def test_an_attached_pdf_shows_as_a_card_that_opens_to_its_text(mode_page, llm: ScriptedLLM) -> None:  # noqa: F811
     mode, width, page = mode_page
     start_chat(page)
-    attach(page, "census.pdf", text_pdf(["The numbat census counted 412 numbats", "Page two"]), "application/pdf")
-    expect(page.locator("#attachments .attachment-name")).to_have_text("📎 census.pdf (2 pages)")
-    llm.push(Reply(text="It counts numbats."))
-    send(page, "summarise the census")
+    attach(page, "survey.pdf", text_pdf(["The quokka survey counted 97 quokkas", "Page two"]), "application/pdf")
+    expect(page.locator("#attachments .attachment-name")).to_have_text("📎 survey.pdf (2 pages)")
+    llm.push(Reply(text="It counts quokkas."))
+    send(page, "summarise the survey")
     wait_idle(page, 1)
     problems: list[str] = []
     for moment in ("as sent", "after a reload"):
         bubble = page.locator("#messages .msg-user").last
         card = bubble.locator(".file-card")
         expect(card).to_have_count(1)
-        expect(bubble.locator(".md > p").first).to_have_text("summarise the census")
+        expect(bubble.locator(".md > p").first).to_have_text("summarise the survey")
         summary = card.locator("summary")
-        expect(summary.locator(".file-name")).to_have_text("census.pdf")
+        expect(summary.locator(".file-name")).to_have_text("survey.pdf")
         expect(summary.locator(".file-facts")).to_have_text("PDF · 2 pages")
         text = card.locator("pre")
         expect(text).to_be_hidden()  # the wall of text is folded away
@@ -121,15 +121,15 @@ def test_an_attached_pdf_shows_as_a_card_that_opens_to_its_text(mode_page, llm: 
             assert (summary.bounding_box() or {"height": 0})["height"] >= TOUCH
         summary.click()
         expect(text).to_be_visible()
-        expect(text).to_contain_text("The numbat census counted 412 numbats")
+        expect(text).to_contain_text("The quokka survey counted 97 quokkas")
         problems += blocking_violations(page, f"PDF card {moment} at {mode}")
         if moment == "as sent":
             page.reload()
             page.wait_for_selector('#chat[data-connected="1"]')
     # What the model read is the whole text, as stored: the card changes only how it is shown.
     sent = [m for m in llm.chat_requests()[-1]["messages"] if m["role"] == "user"][-1]["content"]
-    assert sent.startswith("summarise the census\n\n📎 **census.pdf** (2 pages)\n\n```")
-    assert "The numbat census counted 412 numbats" in sent
+    assert sent.startswith("summarise the survey\n\n📎 **survey.pdf** (2 pages)\n\n```")
+    assert "The quokka survey counted 97 quokkas" in sent
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"pdf-card-{mode}.png"))
     assert not problems, "\n".join(problems)
