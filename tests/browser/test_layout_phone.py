@@ -43,8 +43,8 @@ def _small(page: Page, selector: str) -> list[str]:
 def _chat_with_answers(page: Page, llm: ScriptedLLM) -> None:
     start_chat(page)
     for n in range(1, 3):
-        llm.push(Reply(text=f"Answer {n}: " + "a sentence about quolls. " * 30))
-        send(page, f"question {n} about quolls")
+        llm.push(Reply(text=f"Answer {n}: " + "a sentence about tuataras. " * 30))
+        send(page, f"question {n} about tuataras")
         wait_idle(page, n)
 
 
@@ -101,9 +101,9 @@ def test_the_phone_gives_the_conversation_the_screen_and_fingertip_controls(mode
 def test_an_attached_pdf_shows_as_a_card_that_opens_to_its_text(mode_page, llm: ScriptedLLM) -> None:  # noqa: F811
     mode, width, page = mode_page
     start_chat(page)
-    attach(page, "survey.pdf", text_pdf(["The quokka survey counted 97 quokkas", "Page two"]), "application/pdf")
+    attach(page, "survey.pdf", text_pdf(["The tuatara survey counted 97 tuataras", "Page two"]), "application/pdf")
     expect(page.locator("#attachments .attachment-name")).to_have_text("📎 survey.pdf (2 pages)")
-    llm.push(Reply(text="It counts quokkas."))
+    llm.push(Reply(text="It counts tuataras."))
     send(page, "summarise the survey")
     wait_idle(page, 1)
     problems: list[str] = []
@@ -121,7 +121,7 @@ def test_an_attached_pdf_shows_as_a_card_that_opens_to_its_text(mode_page, llm: 
             assert (summary.bounding_box() or {"height": 0})["height"] >= TOUCH
         summary.click()
         expect(text).to_be_visible()
-        expect(text).to_contain_text("The quokka survey counted 97 quokkas")
+        expect(text).to_contain_text("The tuatara survey counted 97 tuataras")
         problems += blocking_violations(page, f"PDF card {moment} at {mode}")
         if moment == "as sent":
             page.reload()
@@ -129,7 +129,7 @@ def test_an_attached_pdf_shows_as_a_card_that_opens_to_its_text(mode_page, llm: 
     # What the model read is the whole text, as stored: the card changes only how it is shown.
     sent = [m for m in llm.chat_requests()[-1]["messages"] if m["role"] == "user"][-1]["content"]
     assert sent.startswith("summarise the survey\n\n📎 **survey.pdf** (2 pages)\n\n```")
-    assert "The quokka survey counted 97 quokkas" in sent
+    assert "The tuatara survey counted 97 tuataras" in sent
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"pdf-card-{mode}.png"))
     assert not problems, "\n".join(problems)
