@@ -16,10 +16,6 @@ every tab shows the conversation live; only the sender gets refusals of its own 
 introduce themselves to the group (join/peer/leave), so a turn is mirrored only while another
 socket of the session listens — on any server process sharing the channel layer.
 
-A socket opened while a turn of its session runs (a reload, a second tab, another device) joins
-it (agent/chat/turn_hub.py): it gets the turn's frames so far, the first a turn_started marked
-"joined", then the rest live, and Stop works from it as from the tab that sent the message.
-
 A socket showing a turn that runs elsewhere watches that turn's lease (knowledge/history/turns.py):
 when its server dies, the socket gets {"type": "error", "error": SERVER_STOPPED} and "ready"
 within seconds, so no tab stays busy; the answer streamed so far is stored, marked interrupted.
@@ -38,17 +34,15 @@ import re
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from agent.chat import live, ratelimit, turn_hub
+from agent.chat import live, ratelimit
 from agent.chat import service as chat_service
 from agent.chat import versions as chat_versions
 from agent.chat.attachments import IMAGES_PER_MESSAGE
 from agent.chat.frames import Frame, FrameQueue
-from agent.chat.turn_hub import TurnHub
 from agent.chat.validation import images_of, message_error
 from hermes_site import config as hermes_config
 from hermes_site.access import SESSIONS_GROUP
@@ -135,21 +129,12 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         self.peers: set[str] = set()
         self.watch: asyncio.Task[None] | None = None  # the lease watch of a turn shown, not run, here
         self.poke = asyncio.Event()  # check that turn now, not at the next WATCH_EVERY
-        # Joining a turn already running: its catchup is awaited, and the batches mirrored
-        # before it (it holds them too) are dropped. `shown`: the last batch sent, (turn, seq).
-        self.joining = False
-        self.shown: tuple[str, int] | None = None
         live.capture_loop(asyncio.get_running_loop())
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.join_sessions()
         await self.accept()
         await self.channel_layer.group_send(self.group, {"type": "chat.join", "channel": self.channel_name})
         await self._watch_current_turn()  # a page opened while an answer is being written
-        if self.watch is not None:
-            self.joining = True
-            await self.channel_layer.group_send(
-                turn_hub.group_of(self.session_id), {"type": "turn.join", "channel": self.channel_name}
-            )
 
     async def disconnect(self, code: int) -> None:
         # A running turn goes on (its messages are stored); only its frames stop being sent.
@@ -159,9 +144,6 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if getattr(self, "group", None):
             await self.channel_layer.group_send(self.group, {"type": "chat.leave", "channel": self.channel_name})
             await self.channel_layer.group_discard(self.group, self.channel_name)
-            if self.shown is not None or self.joining:
-                leave = {"type": "turn.leave", "channel": self.channel_name}
-                await self.channel_layer.group_send(turn_hub.group_of(self.session_id), leave)
 
     async def chat_join(self, event: dict[str, Any]) -> None:
         """Another socket opened on this session: it listens, and it learns that this one does."""
@@ -177,7 +159,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
 
     async def chat_mirror(self, event: dict[str, Any]) -> None:
         """Frames of a turn started from another socket of this session."""
-        if event["origin"] != self.channel_name and self._new_batch(event):
+        if event["origin"] != self.channel_name:
             for frame in event["frames"]:
                 await self.send_frame({**frame, "mirrored": True})
                 if frame["type"] == "ready":
@@ -186,29 +168,6 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
                     # A turn's first frames reach only the sockets its worker already knew of:
                     # any frame of a turn not yet watched starts the watch.
                     await self._watch_current_turn()
-
-    def _new_batch(self, event: dict[str, Any]) -> bool:
-        """Whether a mirrored batch is still to be shown here (a catchup may have held it)."""
-        turn, seq = event.get("turn"), int(event.get("seq", 0))
-        if turn is None:
-            return True
-        if self.joining and not any(f["type"] == "turn_started" for f in event["frames"]):
-            return False  # the catchup on its way holds it
-        if self.shown is not None and self.shown[0] == turn and seq <= self.shown[1]:
-            return False
-        self.joining, self.shown = False, (turn, seq)
-        return True
-
-    async def chat_catchup(self, event: dict[str, Any]) -> None:
-        """The frames so far of the turn this socket joined (agent/chat/turn_hub.py)."""
-        if self.shown is not None and self.shown[0] == event["turn"]:
-            return  # its start was mirrored here: every frame of it was shown already
-        self.joining, self.shown = False, (event["turn"], int(event["seq"]))
-        for frame in event["frames"]:
-            joined = {"joined": True} if frame["type"] == "turn_started" else {}
-            await self.send_frame({**frame, "mirrored": True, **joined})
-            if frame["type"] == "ready":
-                self._end_watch()
 
     # -- a turn shown here but run by another socket, maybe on another worker ------------------------
 
@@ -242,31 +201,23 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
                 # to arrive, and sent here only if its worker died right after the turn.
                 ended = True
                 continue
-            self.joining = False  # no turn left to join
             if state == "lost":
                 await self.send_frame({"type": "error", "error": SERVER_STOPPED, "retry": False, "mirrored": True})
             await self.send_frame({"type": "ready", "mirrored": True})
             self.watch = None
             return
 
-    async def _send_turn_frames(self, frames: list[Frame], hub: TurnHub) -> None:
-        async with hub.lock:
-            mark = hub.record(frames)
-            for frame in frames:
-                await self.send_frame(frame)
-            if self.peers or hub.listeners:
-                mirror = {"type": "chat.mirror", "frames": frames, "origin": self.channel_name, **mark}
-                await self.channel_layer.group_send(self.group, mirror)
+    async def _send_turn_frames(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            await self.send_frame(frame)
+        if self.peers:
+            await self.channel_layer.group_send(
+                self.group, {"type": "chat.mirror", "frames": frames, "origin": self.channel_name}
+            )
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
-        if self.closed:
-            return
-        try:
+        if not self.closed:
             await self.send_json(frame)
-        except Disconnected:
-            # The page left (a reload) before its disconnect reached this consumer: the turn's
-            # frames still go to the session's other sockets and to those joining it.
-            self.closed = True
 
     async def error(self, message: str, **extra: Any) -> None:
         await self.send_frame({"type": "error", "error": message, **extra})
@@ -310,8 +261,6 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         # The turn may run in another server process: every socket of the session hears the stop,
         # and the process whose thread runs the turn interrupts it (chat_stop).
         await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
-        # The socket that sent the message may be gone (its tab reloaded): the turn's hub hears it.
-        await self.channel_layer.group_send(turn_hub.group_of(self.session_id), {"type": "turn.stop"})
         await self.send_frame({"type": "stopping", "running": running})
         self.poke.set()  # a turn watched here whose server died ends now, not at the next check
 
@@ -356,15 +305,12 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         self._end_watch()  # the session was free: any turn watched here is over
         queue = FrameQueue(asyncio.get_running_loop())
         live.gate.begin(self.session_id)
-        session_id = self.session_id
-        hub = TurnHub(self.channel_layer, session_id, lambda: chat_service.stop_turn(session_id))
-        await hub.open()
-        task = asyncio.create_task(self._pump(queue, hub))
+        task = asyncio.create_task(self._pump(queue))
         self.pumps.add(task)
         task.add_done_callback(self.pumps.discard)
         chat_service.submit_turn(self.session_id, text, interrupt, queue.put, request)  # put: on the turn's thread
 
-    async def _pump(self, queue: FrameQueue, hub: TurnHub) -> None:
+    async def _pump(self, queue: FrameQueue) -> None:
         """Send the turn's frames in order, a batch per wake-up; then release any toast waiting
         for this turn."""
         try:
@@ -373,12 +319,11 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
                 batch = await queue.get_batch()
                 ended = None in batch
                 frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
-                await self._send_turn_frames(frames, hub)
+                await self._send_turn_frames(frames)
                 if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
                     await live.broadcast(live.REVIEW_STARTED, {"session_id": self.session_id})
         finally:
             live.gate.delivered(self.session_id)
-            await hub.close()
 
 
 class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):

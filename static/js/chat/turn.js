@@ -251,23 +251,7 @@ export class TurnView {
     this.turn = null;
   }
 
-  // A page opened (or reconnected) while this turn runs gets its frames so far, the first marked
-  // "joined": what the stored conversation showed of the turn (the answer so far, "Still being
-  // written…") gives way to them, after the question (or, for Continue, the answer it extends).
-  rejoin(f) {
-    this.pendingUser = null;
-    const anchor = document.getElementById("m" + (f.kind === "continue" ? f.answer_id : f.message_id));
-    let next = anchor ? anchor.nextElementSibling : null;
-    while (next) {
-      const after = next.nextElementSibling;
-      next.remove();
-      next = after;
-    }
-    return !!anchor;
-  }
-
   started(f) {
-    const shown = f.joined && this.rejoin(f); // the question is on the page already
     this.turn = { segment: null, live: null, thinking: null, cards: {}, tokens: 0, estimated: false };
     this.versionTurn = !!f.kind && f.kind !== "message";
     if (f.kind === "continue") {
@@ -277,7 +261,7 @@ export class TurnView {
     let bubble = null;
     if (f.mirrored && this.versionTurn && f.kind !== "edit") {
       bubble = null; // the question is on the page already; the versions are fetched at the end
-    } else if (f.mirrored && !shown) {
+    } else if (f.mirrored) {
       bubble = this.addUser(f.text); // sent from another tab on this chat
     } else {
       bubble = this.pendingUser;
@@ -297,7 +281,6 @@ export class TurnView {
     const own = this.ui.chatUrl;
     if (own && location.pathname !== own) history.replaceState(null, "", own + location.search);
     if (f.mirrored) this.ui.setBusy(true); // and wait here for the turn to end
-    if (f.joined) this.startWaiting(); // until the answer so far (if any) follows
   }
 
   reasoning(f) {
