@@ -23,7 +23,13 @@ def pending_badge(page: Page) -> int:
 def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm, daphne_server, screenshot):
     session_id = fresh_chat(page)
     # One write quotes the person (saved), the other quotes words they never wrote (held).
-    saved = {"target": "user", "action": "add", "content": "Drinks green tea", "evidence": ["I drink green tea"]}
+    # Words no other browser test saves: the home is shared, and an entry on the same subject would be a conflict.
+    saved = {
+        "target": "user",
+        "action": "add",
+        "content": "Keeps bees on the balcony",
+        "evidence": ["I keep bees on the balcony"],
+    }
     held = {"target": "user", "action": "add", "content": "Lives in Oslo", "evidence": ["I moved to Oslo in May"]}
     llm.when(
         lambda body: REVIEW_PROMPT in last_user_text(body) and body["messages"][-1]["role"] == "user",
@@ -38,7 +44,7 @@ def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm,
     for i in range(1, 10):
         send(page, f"turn {i}")
         wait_idle(page, i)
-    send(page, "turn 10, I drink green tea")
+    send(page, "turn 10, I keep bees on the balcony")
     toast = page.locator(".toast", has_text="💾")
     expect(toast).to_have_text("💾 1 saved · 1 waits for you", timeout=8000)
     # The open page's navigation counts the new waiting write without a reload.
@@ -68,7 +74,7 @@ def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm,
     expect(page.locator("main")).to_contain_text(f"Nothing from review #{review_id} is waiting.")
     assert pending_badge(page) == before - 1
     user_md = (daphne_server.home / "memories" / "USER.md").read_text(encoding="utf-8")
-    assert "Drinks green tea" in user_md and "Lives in Oslo" in user_md
+    assert "Keeps bees on the balcony" in user_md and "Lives in Oslo" in user_md
     statuses = daphne_server.query("select status from knowledge_pendingwrite where review_id=?", review_id)
     assert statuses == [("approved",)]
     page.get_by_role("link", name="← All pending writes").click()
