@@ -190,12 +190,11 @@ def decide(args: dict[str, Any], ctx: ToolContext, kind: str, existing: Sequence
         return decision.holding(reason)
     if kind == "skill":
         return _skill_decision(args, verdict.located, decision)
-    found = tuple(s.sentence for e in entries(args) for s in signals.read(e, verdict.located))
-    decision = Decision(decision.prov, signals=found)
+    found = [sig for e in entries(args) for sig in signals.read(e, verdict.located)]
+    decision = Decision(decision.prov, signals=tuple(sig.sentence for sig in found))
     if verifying(ctx):
         return decision  # the verifier judges meaning and conflicts, with the signals beside the write
-    cues = [sig for e in entries(args) for sig in signals.read(e, verdict.located)]
-    fallback = signals.fallback_reason(cues)
+    fallback = signals.fallback_reason(found)
     if fallback:
         return decision.holding(fallback)
     return fallback_conflict(args, existing, decision) or decision
