@@ -14,6 +14,14 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from hypothesis import settings as hypothesis_settings
+
+# Property tests explore the same examples on every run, so the suite's verdict on a commit never
+# depends on luck; `--hypothesis-profile=explore` draws fresh ones to hunt for new failures, and
+# what it finds becomes a plain test case.
+hypothesis_settings.register_profile("deterministic", derandomize=True, database=None)
+hypothesis_settings.register_profile("explore", derandomize=False, max_examples=5000)
+hypothesis_settings.load_profile("deterministic")
 
 _SESSION_HOME = Path(settings.HERMES_HOME)
 # Subprocesses (daphne, manage.py, scripts/serve.sh) run the product's own settings with the

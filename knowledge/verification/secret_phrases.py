@@ -119,22 +119,23 @@ _STOPWORDS = _words(
     how who why when there here being been be written printed shown listed mentioned given sent
     attached below above following like available unavailable locked compromised leaked handled
     changing rotating about more less than and or but so if because exactly probably maybe
-    reused unique easy hard simple complex forgotten lost
+    reused unique easy hard simple complex forgotten lost is are was were will would should
     der die das den dem des ein eine einen einem einer mein meine meinen unser unsere sein seine
     ihr ihre im auf unter bei mit für von vom zu zum zur nicht kein keine keinen auch noch jetzt
     schon immer falsch richtig korrekt ungültig gültig abgelaufen erforderlich nötig notwendig leer
     geheim sicher unsicher lang kurz gleich anders dasselbe derselbe dieselbe unbekannt bekannt hier
-    dort da ja nein nur sehr privat öffentlich neu alt irgendwo
+    dort da ja nein nur sehr privat öffentlich neu alt irgendwo ist sind war wird
     el la los las un una uno mi mis su sus nuestro nuestra tu tus en de del para por con sin no
     nunca también todavía ya ahora igual misma mismo diferente incorrecta incorrecto correcta
     correcto inválida inválido válida válido caducada caducado obligatoria obligatorio necesaria
     necesario vacía vacío segura seguro insegura inseguro larga largo corta corto secreta secreto
-    desconocida desconocido aquí allí sí muy demasiado nueva nuevo vieja viejo privada pública
+    desconocida desconocido aquí allí sí muy demasiado nueva nuevo vieja viejo privada pública es
+    son era está
     le les l' une mon ma mes ton ta tes notre votre son sa ses leur leurs dans sur sous pour du
     des avec sans pas ne jamais aussi encore déjà toujours même différent différente incorrect
     incorrecte correct correcte invalide valide expiré expirée obligatoire nécessaire vide sécurisé
     sécurisée faible fort forte longue court courte secrète inconnu inconnue ici là oui non trop
-    très nouveau nouvelle ancien ancienne privé privée public publique quelque part
+    très nouveau nouvelle ancien ancienne privé privée public publique quelque part est sont était
     """
 )
 # "stored", "rotating", "gespeichert", "vierstellig", "guardada", "enregistré": a state, not a value.
@@ -258,17 +259,23 @@ def find_phrases(text: str) -> list[PhraseHit]:
     """Every secret value a sentence states, in order of position; overlapping hits are kept."""
     hits: list[PhraseHit] = []
     for what, phrase, pattern in _PATTERNS:
-        for match in pattern.finditer(text):
+        position = 0
+        while (match := pattern.search(text, position)) is not None:
+            span: tuple[int, int] | None
             if match.group("qv") is not None:
                 value = match.group("qv").strip()
-                if not value or is_placeholder(value):
-                    continue
-                span: tuple[int, int] | None = match.span("qv")
-            elif phrase:
-                span = _phrase_value(text, match.start("v"))
+                span = None if not value or is_placeholder(value) else match.span("qv")
+                value_start = match.start("qv")
             else:
-                span = _single_value(text, *match.span("v"))
+                value_start = match.start("v")
+                span = _phrase_value(text, value_start) if phrase else _single_value(text, *match.span("v"))
             if span is not None:
                 hits.append(PhraseHit(what, *span))
+                position = max(span[1], match.start() + 1)
+            else:
+                # What was taken for the value may itself start the sentence that says one:
+                # "PIN: PIN: 1234". Searching on from the value finds it, so redacting a text
+                # twice changes nothing the first pass could have seen.
+                position = max(value_start, match.start() + 1)
     hits.sort(key=lambda hit: (hit.start, -hit.end))
     return hits

@@ -274,3 +274,15 @@ def test_redacting_a_redacted_text_changes_nothing(text: str) -> None:
     assert secrets.redact(redacted) == redacted
     for finding in secrets.find_all(text):
         assert finding.start < finding.end
+
+
+def test_a_value_revealed_by_redacting_the_one_before_it_was_already_redacted() -> None:
+    # Found by the property above: "PIN: PIN: 1234" hid the second PIN behind the first.
+    assert secrets.redact("pin: pin: 1234") == "pin: pin: [redacted]"
+    text = "la contraseña es .pin: pin: is "
+    assert secrets.redact(secrets.redact(text)) == secrets.redact(text)
+
+
+def test_a_verb_after_the_name_is_not_the_value() -> None:
+    assert secrets.find("my PIN: is ") is None
+    assert secrets.find("das Passwort: ist ") is None
