@@ -25,6 +25,7 @@ from knowledge.chat_tags import ChatTag
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
+from knowledge.share_links import ShareLink  # noqa: F401  (registered from here)
 from knowledge.skill_usage import AnswerFeedback, SkillOutcome, SkillUsage  # noqa: F401  (registered from here)
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,9 @@ class ChatSession(models.Model):
     tags = models.ManyToManyField(ChatTag, blank=True, related_name="sessions")
     instructions = models.TextField(blank=True, default="")
     temperature = models.FloatField(null=True, blank=True)
+    # A private chat is kept out of learning and recall: no review, no flush, no provider sync,
+    # not found by search or session_search. Stored, so a reload cannot lose it.
+    private = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-updated_at"]

@@ -13,6 +13,10 @@ class SkillUsage(models.Model):
     uses = models.PositiveIntegerField(default=0)
     last_used = models.DateTimeField(null=True, blank=True)
     created_by = models.CharField(max_length=10, blank=True, default="")
+    # The curator never proposes a pinned skill; an archived skill is out of the prompt and the
+    # slash menu, its files kept on disk until the person restores it.
+    pinned = models.BooleanField(default=False)
+    archived_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.name
