@@ -19,10 +19,13 @@ class NudgeCounters:
     iters_since_skill: int = 0
     should_review_memory: bool = False
     should_review_skills: bool = False
+    # A private chat (knowledge/private_chats.py) counts nothing and fires nothing; switched back,
+    # the counts go on from where they stood.
+    private: bool = False
 
     def turn_started(self) -> None:
         # Three preconditions, as in Hermes Agent: positive interval, tool registered, store present.
-        if self.memory_interval > 0 and self.memory_available:
+        if self.memory_interval > 0 and self.memory_available and not self.private:
             self.turns_since_memory += 1
             if self.turns_since_memory >= self.memory_interval:
                 self.should_review_memory = True
@@ -30,7 +33,7 @@ class NudgeCounters:
 
     def model_called(self) -> None:
         # Every model call of the main loop counts, including the one giving the final answer.
-        if self.skill_interval > 0 and self.skill_available:
+        if self.skill_interval > 0 and self.skill_available and not self.private:
             self.iters_since_skill += 1
 
     def tool_called(self, name: str) -> None:
@@ -42,18 +45,20 @@ class NudgeCounters:
 
     def turns_until_memory(self) -> int | None:
         """Turns left before the next memory review; None when memory reviews are off."""
-        if self.memory_interval <= 0 or not self.memory_available:
+        if self.memory_interval <= 0 or not self.memory_available or self.private:
             return None
         return self.memory_interval - self.turns_since_memory
 
     def iters_until_skill(self) -> int | None:
         """Model calls left before the next skill review; None when skill reviews are off."""
-        if self.skill_interval <= 0 or not self.skill_available:
+        if self.skill_interval <= 0 or not self.skill_available or self.private:
             return None
         return self.skill_interval - self.iters_since_skill
 
     def turn_finished(self) -> None:
         # Checked only once every tool call of the turn has finished.
+        if self.private:
+            return
         if self.skill_interval > 0 and self.skill_available and self.iters_since_skill >= self.skill_interval:
             self.should_review_skills = True
             self.iters_since_skill = 0

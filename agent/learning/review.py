@@ -33,7 +33,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from knowledge import versions
+from knowledge import private_chats, versions
 from knowledge.history import runs
 from knowledge.history.waiting import poll_until
 from knowledge.history.workers import this_worker
@@ -220,6 +220,10 @@ def spawn_review(
     client_factory: Any,
     trigger: str = "nudge",
 ) -> Future[ReviewRun | None]:
+    if private_chats.is_private(session_id):  # never reviewed, whatever asked (docs/BEHAVIOUR.md, Private chats)
+        skipped: Future[ReviewRun | None] = Future()
+        skipped.set_result(None)
+        return skipped
     kind = prompt_kind(review_memory, review_skills)
     durable = jobs.durable()
     run = ReviewRun.objects.create(
