@@ -204,6 +204,9 @@ class ReviewRun(models.Model):
     # The last message of the conversation it reviews (a queued job rebuilds it from here); the
     # chat shows what the review learned under that message (the answer the review followed).
     upto_message_id = models.BigIntegerField(null=True, blank=True)
+    # What the person asked a review on demand to look at ("docker"); the prompt carries it, also
+    # when a queue worker or another process runs the review from this row.
+    focus = models.CharField(max_length=500, blank=True, default="")
 
     ACTIVE = ("queued", "running")
 
