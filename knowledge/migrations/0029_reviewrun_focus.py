@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('knowledge', '0028_private_chats_share_links_skill_curation'),
+        ("knowledge", "0028_private_chats_share_links_skill_curation"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reviewrun',
-            name='focus',
-            field=models.CharField(blank=True, default='', max_length=500),
+            model_name="reviewrun",
+            name="focus",
+            field=models.CharField(blank=True, default="", max_length=500),
         ),
     ]
