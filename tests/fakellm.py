@@ -14,17 +14,15 @@ the headers and the body or server-sent events exactly as given, `[DONE]` includ
 Structured output: a request's `response_format` is recorded with the rest of its body, and
 `refuse_response_format(...)` answers every request carrying one with a server's refusal.
 Embeddings: POST /v1/embeddings answers 404 (as a chat-only server) until a test calls
-`serve_embeddings(...)`; then each input gets `embedding(text)`, a small vector in which texts
-sharing character trigrams lie close. Those requests are kept apart (`embedding_requests`), so
+`serve_embeddings(...)`; then each input gets `embedding(text)`: the vector a real small model,
+all-MiniLM-L6-v2 (tests/embedding_model.py), gives it, so texts alike in meaning lie close. Those requests are kept apart (`embedding_requests`), so
 "the last chat request" stays the chat's.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import math
 import select
 import socket
 import threading
@@ -34,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests import embedding_model
 
 
 @dataclass
@@ -66,19 +66,12 @@ class Reply:
 
 ReplySpec = Reply | Callable[[dict[str, Any]], Reply]
 
-EMBEDDING_DIMS = 64
+EMBEDDING_DIMS = embedding_model.DIMENSIONS
 
 
-def embedding(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
-    """A deterministic stand-in for an embedding model: the character trigrams of the lowercased
-    text hashed into `dims` counts, L2-normalised, so texts that share words point alike."""
-    padded = f"  {' '.join(text.lower().split())}  "
-    counts = [0.0] * dims
-    for i in range(len(padded) - 2):
-        digest = hashlib.blake2b(padded[i : i + 3].encode(), digest_size=4).digest()
-        counts[int.from_bytes(digest, "big") % dims] += 1.0
-    norm = math.sqrt(sum(c * c for c in counts)) or 1.0
-    return [c / norm for c in counts]
+def embedding(text: str) -> list[float]:
+    """What the served model, all-MiniLM-L6-v2, answers for `text`: a unit vector of 384 floats."""
+    return embedding_model.model().embed([text])[0]
 
 
 class _Server(ThreadingHTTPServer):
@@ -146,7 +139,8 @@ class ScriptedLLM:
                 return self._embedding_replies.pop(0)
         texts = body.get("input")
         texts = [texts] if isinstance(texts, str) else texts if isinstance(texts, list) else []
-        data = [{"object": "embedding", "index": i, "embedding": embedding(str(t))} for i, t in enumerate(texts)]
+        vectors = embedding_model.model().embed([str(t) for t in texts])
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
         tokens = sum(len(str(t).split()) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return Raw(body={"object": "list", "data": data, "model": body.get("model", "scripted-model"), "usage": usage})
