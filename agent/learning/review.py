@@ -37,7 +37,7 @@ from knowledge import private_chats, versions
 from knowledge.history import runs
 from knowledge.history.waiting import poll_until
 from knowledge.history.workers import this_worker
-from knowledge.models import PendingWrite, ReviewRun
+from knowledge.models import ChatSession, PendingWrite, ReviewRun
 from knowledge.skills import outcomes
 
 log = logging.getLogger(__name__)
@@ -113,15 +113,31 @@ EVIDENCE_RULE = (
     "it waits for the user's approval."
 )
 
+# A review the person asked for (a chat's "Review this chat now", `/refine [focus]`): its trigger, and
+# the line that carries what they asked it to look at.
+REQUEST_TRIGGER = "request"
+MAX_FOCUS_CHARS = 500
+FOCUS_LINE = "The user asked for this review. Focus on: {focus}"
+
+
+class ReviewRefused(Exception):
+    """A review on demand that cannot run; str(error) says why, for the person who asked."""
+
+
 # A review waiting for another of its session gives up after this long (the other is bounded by
 # its iteration limit and the model timeout, so this only trips on something badly wrong).
 MAX_WAIT_SECONDS = 30 * 60
 
 
-def review_request(kind: str, config: Config, outcomes: str = "", *, evidence_rule: bool | None = None) -> str:
-    """The user message that starts a review: Hermes' prompt, then the evidence rule (when on, or
-    when `evidence_rule` says so), then the records of skills that keep failing (skill reviews)."""
+def review_request(
+    kind: str, config: Config, outcomes: str = "", *, evidence_rule: bool | None = None, focus: str = ""
+) -> str:
+    """The user message that starts a review: Hermes' prompt, what the person asked it to focus on
+    (a review on demand), then the evidence rule (when on, or when `evidence_rule` says so), then
+    the records of skills that keep failing (skill reviews)."""
     parts = [PROMPTS[kind]]
+    if focus.strip():
+        parts.append(FOCUS_LINE.format(focus=" ".join(focus.split())))
     if evidence_rule if evidence_rule is not None else config.learning.evidence == "required":
         parts.append(EVIDENCE_RULE)
     if outcomes and kind in ("skill", "combined"):
@@ -219,6 +235,7 @@ def spawn_review(
     registry: ToolRegistry,
     client_factory: Any,
     trigger: str = "nudge",
+    focus: str = "",
 ) -> Future[ReviewRun | None]:
     if private_chats.is_private(session_id):  # never reviewed, whatever asked (docs/BEHAVIOUR.md, Private chats)
         skipped: Future[ReviewRun | None] = Future()
@@ -236,10 +253,11 @@ def spawn_review(
         worker=runs.IN_QUEUE if durable else this_worker(),
         # The end of the version the turn continued (knowledge/versions.py), not the newest message.
         upto_message_id=versions.leaf_of(session_id),
+        focus=focus,
     )
     # On this process's threads the review reuses the live conversation, tools and client
     # factory; on the queue a worker rebuilds them from the run's id (review_task).
-    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory)
+    job = ReviewJob(run.pk, session_id, list(snapshot), kind, config, registry, client_factory, focus=focus)
     future = jobs.start(review_task, run.pk, kind="review", here=partial(_run_review, job))
     if future is None:
         queued: Future[ReviewRun | None] = Future()
@@ -269,6 +287,7 @@ def review_task(run_id: int) -> None:
         config,
         build_registry(config),
         client_from_config,
+        focus=run.focus,
     )
     _run_review(job)
 
@@ -296,6 +315,42 @@ def run_review_now(
     return _execute(job, run)
 
 
+def request_review(
+    session: ChatSession,
+    focus: str = "",
+    *,
+    config: Config,
+    registry: ToolRegistry,
+    client_factory: Any,
+    snapshot: list[dict[str, Any]] | None = None,
+) -> Future[ReviewRun | None]:
+    """The same background review the counters start, started now because the person asked for it,
+    over the conversation so far (or `snapshot`), of memory and skills as far as their tools are
+    offered; `focus` goes into its prompt. Raises ReviewRefused with the reason when it cannot run."""
+    if private_chats.is_private(session.pk):  # read fresh: switched on another page a moment ago
+        raise ReviewRefused("This chat is private: nothing is learned from it, so it cannot be reviewed.")
+    focus = " ".join(focus.split())
+    if len(focus) > MAX_FOCUS_CHARS:
+        raise ReviewRefused(f"The focus is {len(focus):,} characters; keep it under {MAX_FOCUS_CHARS:,}.")
+    memory, skills = "memory" in registry, "skill_manage" in registry
+    if not (memory or skills):
+        raise ReviewRefused("Reviews need the memory or skill tools, and neither is enabled.")
+    messages = session.api_messages() if snapshot is None else snapshot
+    if not any(m.get("role") == "user" for m in messages):
+        raise ReviewRefused("This chat has nothing to review yet: send a message first.")
+    return spawn_review(
+        session_id=session.pk,
+        snapshot=messages,
+        review_memory=memory,
+        review_skills=skills,
+        config=config,
+        registry=registry,
+        client_factory=client_factory,
+        trigger=REQUEST_TRIGGER,
+        focus=focus,
+    )
+
+
 def wait_for_reviews(session_id: str, timeout: float) -> bool:
     """Block until this session's queued reviews finish (the terminal chat before exit)."""
     return runs.wait_idle(session_id, timeout)
@@ -315,6 +370,7 @@ class ReviewJob:
     registry: ToolRegistry
     client_factory: Any
     evidence_rule: bool | None = None  # None: as learning.evidence says
+    focus: str = ""  # what the person asked a review on demand to look at
 
 
 def _run_review(job: ReviewJob) -> ReviewRun | None:
@@ -370,7 +426,7 @@ def _execute(job: ReviewJob, run: ReviewRun) -> ReviewRun:
             before_tools=partial(verify_batch.prepare, ctx=ctx),
         )
         handed = outcomes.hand_to_review(run_id) if kind in ("skill", "combined") else ""
-        request = review_request(kind, config, handed, evidence_rule=job.evidence_rule)
+        request = review_request(kind, config, handed, evidence_rule=job.evidence_rule, focus=job.focus)
         messages = job.snapshot + [{"role": "user", "content": request}]
         for event in loop.run(messages):
             if isinstance(event, ModelCalled):
