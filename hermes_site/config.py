@@ -37,6 +37,7 @@ from hermes_site.config_schema import (
     ChatSettings,
     CompressionSettings,
     ConfigError,
+    CuratorSettings,
     LearningSettings,
     MemorySettings,
     ModelSettings,
@@ -81,6 +82,7 @@ class Config:
     agent: AgentSettings = field(default_factory=AgentSettings)
     chat: ChatSettings = field(default_factory=ChatSettings)
     learning: LearningSettings = field(default_factory=LearningSettings)
+    curator: CuratorSettings = field(default_factory=CuratorSettings)
     warnings: tuple[str, ...] = ()
 
     def value(self, dotted: str) -> Any:
@@ -178,7 +180,11 @@ def _section_values(section: str, values: Any) -> dict[str, Any] | None:
 
 def _known_key(section: str, key: str) -> bool:
     # Keys Hermes keeps in sections the dashboard shares; read by Hermes only, not worth a warning.
-    return f"{section}.{key}" in SETTINGS or (section == "model" and key in ("default", "provider"))
+    return (
+        f"{section}.{key}" in SETTINGS
+        or (section == "model" and key in ("default", "provider"))
+        or (section == "curator" and key in ("prune_builtins", "backup"))
+    )
 
 
 def _section(name: str, raw: Any, warnings: list[str]) -> Section:

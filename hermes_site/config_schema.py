@@ -219,6 +219,36 @@ class LearningSettings(Section):
     verify: str = setting("model", "Second reading of learned writes", choices=("model", "off"))
 
 
+@dataclass(frozen=True)
+class CuratorSettings(Section):
+    """The skill curator (docs/BEHAVIOUR.md, Curator), with Hermes Agent's key names. It only ever
+    proposes: its report waits in the inbox until the person approves an item."""
+
+    NAME = "curator"
+    enabled: bool = setting(True, "Propose archiving unused skills and merging overlapping ones")
+    interval_hours: int = setting(24 * 7, "Hours between curator passes", rule=POSITIVE)
+    min_idle_hours: float = setting(
+        2.0,
+        "Pass only after this many hours without a chat message",
+        rule=Rule("a number of hours >= 0", lambda v: v >= 0),
+    )
+    stale_after_days: int = setting(30, "A skill unused this many days is stale", rule=POSITIVE)
+    archive_after_days: int = setting(90, "Propose archiving a skill unused this many days", rule=POSITIVE)
+    consolidate: bool = setting(True, "Propose merging skills that overlap")
+    include_user_skills: bool = setting(
+        False, "Curate skills I wrote or imported too", help="off: only skills the background review created"
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.archive_after_days < self.stale_after_days:
+            raise ConfigError(
+                "config.yaml: curator.archive_after_days must be at least curator.stale_after_days "
+                f"({self.stale_after_days}), got {self.archive_after_days}",
+                "curator.archive_after_days",
+            )
+
+
 SECTIONS: dict[str, type[Section]] = {
     cls.NAME: cls
     for cls in (
@@ -230,6 +260,7 @@ SECTIONS: dict[str, type[Section]] = {
         AgentSettings,
         ChatSettings,
         LearningSettings,
+        CuratorSettings,
     )
 }
 

@@ -65,6 +65,15 @@ PAGE: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("compression.threshold", "Compress at this share of the context window", ""),
         ("compression.protect_first_n", "Messages never compressed at the start", ""),
     ]),
+    ("Skill curator", [
+        ("curator.enabled", "Propose archiving unused skills and merging overlaps", "proposals wait in the inbox"),
+        ("curator.interval_hours", "Hours between curator passes", ""),
+        ("curator.min_idle_hours", "Only after this many hours without a chat message", ""),
+        ("curator.stale_after_days", "A skill unused this many days is stale", ""),
+        ("curator.archive_after_days", "Propose archiving a skill unused this many days", ""),
+        ("curator.consolidate", "Propose merging skills that overlap", ""),
+        ("curator.include_user_skills", "Curate skills I wrote or imported too", "off: only skills reviews created"),
+    ]),
     ("Chat", [
         ("chat.auto_title", "Let the model title new chats", ""),
         ("agent.max_iterations", "Model calls per turn at most", ""),
