@@ -2,7 +2,7 @@ from django.urls import path
 
 from agent.chat import actions as chat_actions
 from agent.chat import attachments as chat_attachments
-from agent.chat import list_views, views
+from agent.chat import list_views, sharing, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -18,11 +18,15 @@ urlpatterns = [
     path("c/<str:session_id>/tags/", list_views.tags, name="chat_tags"),
     path("c/<str:session_id>/list-rename/", list_views.list_rename, name="chat_list_rename"),
     path("c/<str:session_id>/settings/", list_views.chat_settings, name="chat_settings"),
-    path("c/<str:session_id>/share/", list_views.share, name="chat_share"),
+    path("c/<str:session_id>/share/", sharing.manage, name="chat_share"),
+    path("c/<str:session_id>/share/<int:pk>/revoke/", sharing.revoke, name="chat_share_revoke"),
     path("c/<str:session_id>/suggest-title/", chat_actions.suggest_title, name="chat_suggest_title"),
     path("c/<str:session_id>/model/", chat_actions.set_model, name="chat_model"),
     path("c/<str:session_id>/export.md", chat_actions.export_markdown, name="chat_export_md"),
     path("c/<str:session_id>/export.json", chat_actions.export_json, name="chat_export_json"),
+    # Public (no login): hermes_site/access.py lets exactly these two through.
+    path("s/<str:token>/", sharing.public, name="public_share"),
+    path("s/<str:token>/images/<int:pk>/", sharing.public_image, name="public_share_image"),
     path("chat/attach/", chat_attachments.upload, name="chat_attach"),
     path("chat/attachments/<int:pk>/", chat_attachments.image, name="chat_attachment"),
     path("api/models", chat_actions.models, name="chat_models"),

@@ -3,7 +3,8 @@
 The token is generated on first run and stored in HERMES_HOME (mode 600). Visiting
 `/login?token=…` (or posting it on the login page) logs the browser in as the local owner —
 a Django user, so the admin and the websocket's AuthMiddlewareStack see the same identity.
-Everything except the login page and static files requires that session.
+Everything except the login page, static files and a chat's share links (`/s/<token>/`, whose
+token the view checks) requires that session.
 
 The right token always logs in (compared first, in constant time). Wrong tokens are throttled
 per client (`LoginThrottle`: a few free tries, then one every couple of seconds, answered 429
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hmac
 import logging
 import math
+import re
 import secrets
 import threading
 import time
@@ -43,6 +45,10 @@ SESSIONS_GROUP = "auth.sessions"
 
 OWNER_USERNAME = "owner"
 PUBLIC_PREFIXES = ("/login", "/static/", "/favicon.ico")
+# A chat's read-only share page and its images (agent/chat/sharing.py): the token in the address
+# is the credential, checked by the view. Only these exact shapes skip the login; nothing else
+# under /s/, and no other page, becomes public.
+PUBLIC_SHARE = re.compile(r"/s/[A-Za-z0-9_-]{43}/(?:images/[0-9]{1,18}/)?")
 
 
 def login_token() -> str:
@@ -226,7 +232,8 @@ class TokenAuthMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not request.path.startswith(PUBLIC_PREFIXES) and not request.user.is_authenticated:
+        public = request.path.startswith(PUBLIC_PREFIXES) or PUBLIC_SHARE.fullmatch(request.path)
+        if not public and not request.user.is_authenticated:
             if request.headers.get("HX-Request"):
                 resp = HttpResponse("Login required", status=401)
                 resp["HX-Redirect"] = "/login"

@@ -1,5 +1,5 @@
 """The chat list's actions (pin, archive, tags, rename and delete from the list), one chat's own
-settings, and its read-only share page.
+settings (its share links are agent/chat/sharing.py).
 
 The list's forms post with htmx and get the list back by the `sessions-changed` event (the
 sidebar re-reads itself); a plain post without JavaScript is redirected back to the chat.
@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from agent.chat import chat_list, presenter
+from agent.chat import chat_list
 from agent.chat.list_forms import ChatSettingsForm, FlagForm, TagForm
 from knowledge.models import ChatSession
 from knowledge.search import search_sessions
@@ -106,10 +106,3 @@ def chat_settings(request: HttpRequest, session_id: str) -> HttpResponse:
         return redirect("chat", session_id=session.pk)
     context = {"session": session, "settings_form": form, "settings_saved": saved, "settings_open": True}
     return render(request, "chat/_chat_settings.html", context, status=status)
-
-
-@require_GET
-def share(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The conversation to read or print: no sidebar, no composer, nothing to change."""
-    session = get_object_or_404(ChatSession, pk=session_id)
-    return render(request, "chat/share.html", {"session": session, "items": presenter.conversation(session)})

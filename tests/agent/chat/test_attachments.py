@@ -1,6 +1,6 @@
 """The attachment upload and the image address: a PDF's text back to the page, an image kept in
 the home and served as an image only, every refusal a sentence, only for a logged-in person; the
-share page shows a message's images and the exports name them."""
+exports name them (a share link's images: tests/agent/chat/test_sharing.py)."""
 
 from __future__ import annotations
 
@@ -113,17 +113,6 @@ def _sent_with_image(client: Client, session_id: str) -> MessageAttachment:
     (att,) = attachments.link([got["id"]], message.pk, session_id)
     ChatSession.objects.filter(pk=session_id).update(user_turn_count=1)
     return att
-
-
-def test_the_share_page_shows_the_images_through_the_same_logged_in_address(client, auth_client, session_id):
-    att = _sent_with_image(auth_client, session_id)
-    body = auth_client.get(f"/c/{session_id}/share/").content.decode()
-    url = f"/chat/attachments/{att.pk}/"
-    assert f'<img src="{url}" alt="graph.png" class="thumb"' in body
-    assert body.index("graph.png") < body.index("What does this graph show?")
-    assert b"".join(auth_client.get(url).streaming_content) == png(7, 3)
-    auth_client.logout()
-    assert client.get(url).status_code == 302  # the page's images need the login like the page
 
 
 def test_the_exports_name_each_image_with_its_address(auth_client, session_id):
