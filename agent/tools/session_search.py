@@ -275,6 +275,8 @@ def _result(
     head: dict[str, Any] = {"query": args.query or None, "note": PAST_NOTE} | (extra or {})
     if args.unused:
         head["unused"] = f"Not used with this kind of call: {', '.join(args.unused)}."
+    if args.defaults:
+        head["defaults"] = " ".join(args.defaults.values())
 
     def make(chars: int) -> ToolResult:
         shown = [

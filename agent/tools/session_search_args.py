@@ -1,5 +1,6 @@
 """The arguments of `session_search` (agent/tools/session_search.py): Hermes' names and shapes, each
-checked, so a value the tool cannot use is a clear error in the result, never silently ignored.
+checked. A `limit`, `window` or `sort` the tool cannot read falls back to its default, as Hermes
+does, and the result says so (`defaults`); any other value it cannot use is a clear error.
 
 The shapes, chosen from the arguments as Hermes chooses them: `query` searches (with `sort`,
 `role_filter`, `limit`); `session_id` alone reads a session (its first and last messages);
@@ -80,6 +81,8 @@ class Args:
     around: int | None = None
     window: int = DEFAULT_WINDOW
     unused: list[str] = field(default_factory=list)  # given, but not read by this shape
+    # Values that could not be read and were replaced by their defaults, in the model's words.
+    defaults: dict[str, str] = field(default_factory=dict)  # argument -> what was used instead
 
 
 def _integer(name: str, value: Any) -> int:
@@ -92,9 +95,27 @@ def _integer(name: str, value: Any) -> int:
         raise ValueError(f"`{name}` must be an integer, not {value!r}.") from None
 
 
-def _clamped(name: str, value: Any, low: int, high: int) -> int:
-    """An integer clamped to its range, as Hermes clamps `limit` and `window`."""
-    return min(high, max(low, _integer(name, value)))
+def _whole(value: Any) -> int | None:
+    """A count read as Hermes reads `limit` and `window`: a number (a fraction cut to its whole
+    part) or text of digits; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return int(value) if value == value and abs(value) != float("inf") else None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _clamped(name: str, value: Any, default: int, low: int, high: int, defaults: dict[str, str]) -> int:
+    """A count clamped to its range, as Hermes clamps `limit` and `window`; one it cannot read
+    is its default, as in Hermes, noted in `defaults` so the model knows."""
+    number = _whole(value)
+    if number is None:
+        defaults[name] = f"`{name}` {value!r} is not a whole number: the default {default} was used."
+        number = default
+    return min(high, max(low, number))
 
 
 def _message_id(value: Any) -> int:
@@ -120,10 +141,14 @@ def _roles(value: Any) -> list[str] | None:
     return names or None
 
 
-def _sort(value: Any) -> str:
-    text = _text("sort", value).lower() or "relevance"
+def _sort(value: Any, defaults: dict[str, str]) -> str:
+    """An order Hermes knows, or relevance (Hermes' default) for anything else, noted in `defaults`."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text == "":
+        return "relevance"
     if text not in SORTS:
-        raise ValueError(f"`sort` must be one of {', '.join(SORTS)}, not {value!r}.")
+        defaults["sort"] = f"`sort` {value!r} is not one of {', '.join(SORTS)}: relevance was used."
+        return "relevance"
     return text
 
 
@@ -139,15 +164,18 @@ def parse(raw: dict[str, Any]) -> Args:
     session_id = _text("session_id", given["session_id"]) if "session_id" in given else None
     around = _message_id(given["around_message_id"]) if "around_message_id" in given else None
     shape = "scroll" if around else "search" if query else "read" if session_id else "recent"
+    defaults: dict[str, str] = {}
     args = Args(
         shape,
         query=query,
-        limit=_clamped("limit", given.get("limit", DEFAULT_LIMIT), 1, MAX_LIMIT),
-        sort=_sort(given.get("sort", "relevance")),
+        limit=_clamped("limit", given.get("limit", DEFAULT_LIMIT), DEFAULT_LIMIT, 1, MAX_LIMIT, defaults),
+        sort=_sort(given.get("sort", "relevance"), defaults),
         roles=_roles(given.get("role_filter", "")),
         session_id=session_id or None,
         around=around,
-        window=_clamped("window", given.get("window", DEFAULT_WINDOW), 1, MAX_WINDOW),
+        window=_clamped("window", given.get("window", DEFAULT_WINDOW), DEFAULT_WINDOW, 1, MAX_WINDOW, defaults),
     )
     args.unused = sorted(set(given) - _SHAPES[shape])
+    # A value of an argument this kind of call does not read is reported unused, not defaulted.
+    args.defaults = {name: note for name, note in defaults.items() if name not in args.unused}
     return args

@@ -1,5 +1,6 @@
-"""session_search's arguments: Hermes' names, the kind of call they choose, and a clear error for
-every value the tool cannot use."""
+"""session_search's arguments: Hermes' names, the kind of call they choose, Hermes' defaults for a
+count or an order it cannot read (said in the result), and a clear error for any other value the
+tool cannot use."""
 
 from __future__ import annotations
 
@@ -44,12 +45,43 @@ def test_arguments_another_kind_of_call_reads_are_listed_unused() -> None:
 
 
 @pytest.mark.parametrize(
+    ("raw", "limit", "sort", "window"),
+    [
+        ({"query": "kafka", "limit": "bogus"}, 3, "relevance", 5),
+        ({"query": "kafka", "sort": "bogus"}, 3, "relevance", 5),
+        ({"query": "kafka", "sort": "latest", "limit": "7"}, 7, "relevance", 5),
+        ({"query": "kafka", "limit": 2.5, "sort": 4}, 2, "relevance", 5),  # Hermes cuts a fraction to its whole part
+        ({"query": "kafka", "limit": [4], "sort": ["newest"]}, 3, "relevance", 5),
+        ({"query": "kafka", "limit": True}, 3, "relevance", 5),
+        ({"around_message_id": 9, "window": "wide"}, 3, "relevance", 5),
+        ({"around_message_id": 9, "window": float("nan")}, 3, "relevance", 5),
+    ],
+)
+def test_a_count_or_order_it_cannot_read_falls_back_to_hermes_defaults(
+    raw: dict[str, Any], limit: int, sort: str, window: int
+) -> None:
+    args = parse(raw)
+    assert (args.limit, args.sort, args.window) == (limit, sort, window)
+
+
+def test_the_fallback_is_said_for_the_arguments_the_call_reads() -> None:
+    args = parse({"query": "kafka", "limit": "bogus", "sort": "bogus"})
+    assert args.defaults == {
+        "limit": "`limit` 'bogus' is not a whole number: the default 3 was used.",
+        "sort": "`sort` 'bogus' is not one of relevance, newest, oldest: relevance was used.",
+    }
+    assert parse({"query": "kafka", "limit": 4, "sort": "oldest"}).defaults == {}
+    # Not read by a scroll: reported unused, not defaulted.
+    scroll = parse({"around_message_id": 3, "sort": "bogus"})
+    assert (scroll.unused, scroll.defaults) == (["sort"], {})
+
+
+@pytest.mark.parametrize(
     ("raw", "error"),
     [
-        ({"sort": "latest"}, "`sort` must be one of relevance, newest, oldest"),
         ({"role_filter": "user,robot"}, "unknown roles (robot)"),
         ({"role_filter": 3}, "`role_filter` must be a string"),
-        ({"limit": 2.5}, "`limit` must be an integer"),
+        ({"around_message_id": "twelve"}, "`around_message_id` must be an integer"),
         ({"around_message_id": 0}, "a positive integer"),
         ({"query": ["a"]}, "`query` must be a string"),
         ({"profile": "work"}, "session_search has no argument 'profile'; it takes query, limit, sort"),
