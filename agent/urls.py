@@ -2,7 +2,7 @@ from django.urls import path
 
 from agent.chat import actions as chat_actions
 from agent.chat import attachments as chat_attachments
-from agent.chat import list_views, sharing, views
+from agent.chat import list_views, review_now, sharing, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -20,6 +20,7 @@ urlpatterns = [
     path("c/<str:session_id>/settings/", list_views.chat_settings, name="chat_settings"),
     path("c/<str:session_id>/share/", sharing.manage, name="chat_share"),
     path("c/<str:session_id>/share/<int:pk>/revoke/", sharing.revoke, name="chat_share_revoke"),
+    path("c/<str:session_id>/review/", review_now.review_now, name="chat_review_now"),
     path("c/<str:session_id>/suggest-title/", chat_actions.suggest_title, name="chat_suggest_title"),
     path("c/<str:session_id>/model/", chat_actions.set_model, name="chat_model"),
     path("c/<str:session_id>/export.md", chat_actions.export_markdown, name="chat_export_md"),

@@ -1,4 +1,5 @@
-"""Slash invocation of a skill (docs/BEHAVIOUR.md, Skills): `/<name> <instruction>`.
+"""Slash invocation of a skill (docs/BEHAVIOUR.md, Skills): `/<name> <instruction>`; and the one
+command that is not a skill, `/refine [focus]` (a review of the chat now).
 
 The expanded text goes to the model only for this turn; the runner stores the user's original
 text as their message (and sends that to external memory providers), so history and search
@@ -16,6 +17,20 @@ from knowledge.skills.store import SkillStore
 
 # The name must be followed by whitespace or the end, so "/etc/hosts is slow" is not a skill call.
 _SLASH_RE = re.compile(rf"^/([a-z0-9][a-z0-9._-]{{0,{MAX_NAME_CHARS - 1}}})(?:\s+(.*))?$", re.DOTALL)
+
+
+# `/refine [focus]`: review this chat now (docs/BEHAVIOUR.md, The learning loop). A command, not a skill:
+# the chat page and the terminal run it instead of sending it, so it shadows a skill named "refine".
+REFINE = "refine"
+_REFINE_RE = re.compile(rf"^/{REFINE}(?:\s+(.*))?$", re.DOTALL)
+
+
+def refine_focus(text: str) -> str | None:
+    """The focus of a `/refine [focus]` line ("" for none), or None when the text is not one."""
+    match = _REFINE_RE.match(text.strip())
+    if match is None:
+        return None
+    return " ".join((match.group(1) or "").split())
 
 
 @dataclass(frozen=True)

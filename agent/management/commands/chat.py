@@ -23,8 +23,9 @@ from django.utils import timezone
 
 from agent.chat import live
 from agent.chat.runner import AgentSession, InputTooLarge
+from agent.chat.slash import refine_focus
 from agent.learning import notify
-from agent.learning.review import review_notice, wait_for_reviews
+from agent.learning.review import ReviewRefused, request_review, review_notice, wait_for_reviews
 from agent.llm import LLMError
 from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from hermes_site.config import ConfigError, write_defaults
@@ -81,7 +82,7 @@ class Command(BaseCommand):
         try:
             if opts["messages"]:
                 for text in opts["messages"]:
-                    if not self._verdict(agent, text):
+                    if not self._command(agent, text):
                         failed = not self._turn(agent, text) or failed
                 if not wait_for_reviews(agent.session.pk, opts["review_wait"]):
                     self._err("A background review is still running; it will be recorded when it finishes.")
@@ -151,6 +152,31 @@ class Command(BaseCommand):
                 signal.signal(signal.SIGINT, previous)
         return printer.ok
 
+    def _command(self, agent: AgentSession, text: str) -> bool:
+        """A line that is a command rather than a message (True if handled)."""
+        return self._verdict(agent, text) or self._refine(agent, text)
+
+    def _refine(self, agent: AgentSession, text: str) -> bool:
+        """`/refine [focus]`: the background review of this chat, now; its 💾 line follows as any review's."""
+        focus = refine_focus(text)
+        if focus is None:
+            return False
+        try:
+            request_review(
+                agent.session,
+                focus,
+                config=agent.config,
+                registry=agent.registry,
+                client_factory=agent.client_factory,
+                snapshot=list(agent.messages),
+            )
+        except ReviewRefused as exc:
+            self._err(str(exc))
+            return True
+        about = f", focusing on: {focus}" if focus else ""
+        self._note(f"💾 Reviewing this chat now{about}. What it saves is printed when it finishes.")
+        return True
+
     def _verdict(self, agent: AgentSession, text: str) -> bool:
         """`/good [words]` or `/bad [words]`: the person's verdict on the last answer (True if handled)."""
         word, _, note = text.strip().partition(" ")
@@ -182,7 +208,7 @@ class Command(BaseCommand):
             except KeyboardInterrupt:
                 self._out("")
                 continue
-            if text.strip() and not self._verdict(agent, text):
+            if text.strip() and not self._command(agent, text):
                 self._turn(agent, text)
 
 
