@@ -96,7 +96,12 @@ class ChatSession(models.Model):
 
     class Meta:
         ordering = ["-updated_at"]
-        indexes = [models.Index(fields=["-updated_at"])]
+        indexes = [
+            models.Index(fields=["-updated_at"]),
+            # The few private chats, read by every search (knowledge/search/filters.py) without a
+            # scan of the sessions' rows, whose system prompts come before this column.
+            models.Index(fields=["id"], condition=models.Q(private=True), name="knowledge_session_private"),
+        ]
 
     def __str__(self) -> str:
         return self.title or self.name or self.id
