@@ -12,6 +12,7 @@ import { makeAttachments } from "./attach.js";
 import { makeModelChooser } from "./model.js";
 import { makeComposer } from "./composer.js";
 import { showAlert } from "./dom.js";
+import { linkedMessage } from "./anchor.js";
 
 class ChatPage {
   constructor(root) {
@@ -254,11 +255,11 @@ class ChatPage {
     document.querySelectorAll(".msg-meta time[datetime]").forEach(function (time) {
       time.textContent = clock(new Date(time.getAttribute("datetime"))); // the reader's own time zone
     });
-    const target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    const target = linkedMessage();
     if (target) {
       target.classList.add("highlight");
       this.scroller.unpin();
-      target.scrollIntoView();
+      target.scrollIntoView({ block: "center" });
     } else {
       this.scroller.toBottom();
     }
