@@ -17,12 +17,13 @@ from agent.tools import memory_skills
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
 from hermes_site import config as hermes_config
+from knowledge import private_chats
 from knowledge.memory.duplicates import all_entries
 from knowledge.memory.store import MemoryStore
 from knowledge.models import PendingWrite
 from knowledge.provenance import Provenance
 from knowledge.skills.duplicates import skill_duplicate
-from knowledge.skills.format import SkillError, check_name, validate_existing, validate_skill_md
+from knowledge.skills.format import SkillError, check_name, parse_skill_md, require_frontmatter, validate_existing
 from knowledge.skills.store import SkillStore
 
 Action = Callable[[SkillStore, dict[str, Any], Provenance], Path]
@@ -172,13 +173,15 @@ def _precheck(store: SkillStore, args: dict[str, Any]) -> tuple[str, str]:
         raise SkillError(f"Unknown action {action!r}. Use one of: {', '.join(ACTIONS)}.")
     name = check_name(args.get("name"))
     if action == "create":
-        validate_skill_md(_text(args, "content"), name)
+        # As Hermes: the frontmatter may name the skill otherwise; the folder is `name` (run_action says so).
+        parse_skill_md(_text(args, "content"))
         return action, name
     info = store.get(name)
     if not info.enabled and action != "enable":
         raise SkillError(f"Skill '{name}' is disabled; enable it before changing it.")
     if action == "edit":
-        validate_existing(_text(args, "content"), name, info.path.name, lenient=bool(info.warning))
+        require_frontmatter(_text(args, "content"))
+        validate_existing(args["content"], info.name, info.path.name, lenient=bool(info.warning))
     return action, name
 
 
@@ -191,6 +194,15 @@ def run_action(args: dict[str, Any], prov: Provenance, store: SkillStore | None 
         path = fn(store, {**args, "name": name}, prov)
     except SkillError as exc:
         return ToolResult.failure(str(exc))
+    listed = parse_skill_md(args["content"]).name if action == "create" else name
+    if listed != name:
+        return ToolResult.success(
+            changed=True,
+            message=f"Skill '{listed}' {verb}",
+            path=str(path),
+            note=f"Its frontmatter names it '{listed}': it is listed and invoked as '{listed}'; its folder is "
+            f"'{name}'. Either name finds it.",
+        )
     return ToolResult.success(changed=True, message=f"Skill '{name}' {verb}", path=str(path))
 
 
@@ -229,6 +241,8 @@ def _offer_removal(result: ToolResult, restated: Restated, name: str, ctx: ToolC
 
 
 def _skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    if private_chats.is_private(ctx.session_id):  # read, never written from (nor held for the inbox)
+        return ToolResult.failure(private_chats.REFUSAL)
     store = _store()
     try:
         action, name = _precheck(store, args)

@@ -194,6 +194,16 @@ def parse_skill_md(text: str, *, lenient: bool = False) -> ParsedSkill:
     )
 
 
+def require_frontmatter(text: object) -> None:
+    """A whole new SKILL.md from the model starts with its frontmatter, as Hermes' skill_manage
+    requires on create and edit, even for a skill placed without one (the text replaces it all)."""
+    if not isinstance(text, str) or not text.removeprefix("\ufeff").startswith("---"):
+        raise SkillFormatError(
+            "SKILL.md must start with YAML frontmatter: a '---' line, then 'name:' and 'description:', then "
+            "'---', then the body. Send the whole file with its frontmatter (skill_view shows the current one)."
+        )
+
+
 def validate_skill_md(text: str, expected_name: str, *, lenient: bool = False) -> ParsedSkill:
     """parse_skill_md plus: the frontmatter name is the skill's (folder) name."""
     parsed = parse_skill_md(text, lenient=lenient)

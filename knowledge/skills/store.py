@@ -49,7 +49,6 @@ from knowledge.skills.format import (
     one_line,
     parse_skill_md,
     validate_existing,
-    validate_skill_md,
 )
 from knowledge.skills.threats import check_text, check_write, file_context
 
@@ -99,9 +98,15 @@ class SkillStore:
         return [s for s in self.list() if s.usable and (category is None or s.category == category)]
 
     def get(self, name: str) -> SkillInfo:
+        """The skill listed as `name`, else the one whose folder is `name`: as Hermes, whose tools
+        find a skill by its folder and whose skill_view takes either name."""
         check_name(name)
-        for info in self.list():
+        listed = self.list()
+        for info in listed:
             if info.name == name:
+                return info
+        for info in listed:
+            if info.path.name == name:
                 return info
         raise SkillError(f"Skill '{name}' not found. Use skills_list to see the available skills.")
 
@@ -157,25 +162,25 @@ class SkillStore:
     def create(
         self, name: str, content: str, *, category: str = "", prov: Provenance | None = None, lenient: bool = False
     ) -> Path:
-        """A new skill; `lenient` (imports) accepts what Hermes lists with a warning."""
+        """A new skill in the folder `name`; `lenient` (imports) accepts what Hermes lists with a warning.
+
+        As Hermes creates one: a frontmatter name other than `name` is accepted; the folder is
+        `name` and the skill is listed and invoked by its frontmatter name (as every skill placed
+        in the home is, `read_placed_skill`), and the tools find it by either."""
         prov = prov or Provenance()
         check_name(name)
         check_category(category)
-        if lenient:
-            # As Hermes lists a skill placed in its home: a frontmatter name other than the
-            # folder's (some of Hermes' own bundled skills) is its name, noted on the skills page.
-            parse_skill_md(content, lenient=True)
-        else:
-            validate_skill_md(content, name)
-        check_text(f"the skill name '{name}'", f"{category} {name}")
+        listed = parse_skill_md(content, lenient=lenient).name
+        check_text(f"the skill name '{name}'", f"{category} {name} {listed}")
         with self.locked():
-            existing = self.find(name)
-            if existing is not None:
-                where = f" in category '{existing.category}'" if existing.category else ""
-                raise SkillError(
-                    f"A skill named '{name}' already exists{where}. Names are unique across categories; "
-                    "use edit or patch to change it."
-                )
+            for wanted in dict.fromkeys((name, listed)):
+                existing = self.find(wanted) or self.find_folder(wanted)
+                if existing is not None:
+                    where = f" in category '{existing.category}'" if existing.category else ""
+                    raise SkillError(
+                        f"A skill named '{wanted}' already exists{where}. Names are unique across categories; "
+                        "use edit or patch to change it."
+                    )
             parent = self.root
             for part in category.split("/") if category else ():
                 parent = parent / part
@@ -189,7 +194,7 @@ class SkillStore:
             target = folder / SKILL_FILE
             self._write(name, target, content.encode("utf-8"), "create", prov)
             SkillUsage.objects.update_or_create(
-                name=name, defaults={"created_by": prov.actor, "views": 0, "uses": 0, "last_used": None}
+                name=listed, defaults={"created_by": prov.actor, "views": 0, "uses": 0, "last_used": None}
             )
         return target
 
@@ -197,7 +202,7 @@ class SkillStore:
         """The checks `edit` makes of a new SKILL.md, without writing (a form runs them first)."""
         check_name(name)
         info = self._writable(name)
-        validate_existing(content, name, info.path.name, lenient=bool(info.warning))
+        validate_existing(content, info.name, info.path.name, lenient=bool(info.warning))
         return info
 
     def edit(self, name: str, content: str, *, prov: Provenance | None = None) -> Path:
@@ -245,7 +250,7 @@ class SkillStore:
             if rel is None:
                 try:
                     # A skill listed over a limit (imported from Hermes) can still be patched.
-                    validate_existing(new_text, name, info.path.name, lenient=bool(info.warning))
+                    validate_existing(new_text, info.name, info.path.name, lenient=bool(info.warning))
                 except SkillError as exc:
                     raise SkillError(f"The patch would break SKILL.md, so it was not applied: {exc}") from exc
             data = new_text.encode("utf-8")
@@ -364,6 +369,10 @@ class SkillStore:
 
     def find(self, name: str) -> SkillInfo | None:
         return next((s for s in self.list() if s.name == name), None)
+
+    def find_folder(self, folder_name: str) -> SkillInfo | None:
+        """The skill whose folder is named `folder_name` (listed by another name in its frontmatter)."""
+        return next((s for s in self.list() if s.path.name == folder_name), None)
 
     def _writable(self, name: str) -> SkillInfo:
         info = self.get(name)

@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from knowledge.memory.ops import TARGETS, OpError
 from knowledge.memory.store import MemoryStore
 from knowledge.models import PendingWrite, ReviewRun
-from knowledge.skills.format import SkillError, validate_skill_md
+from knowledge.skills.format import SkillError, parse_skill_md, validate_skill_md
 from knowledge.views.memory_forms import in_words
 
 _PICK = "Pick one or more pending items, then Approve or Reject."
@@ -98,8 +98,13 @@ def _check_memory(args: dict[str, Any]) -> None:
 
 def _check_skill(args: dict[str, Any]) -> None:
     if args.get("action") in ("create", "edit"):
+        content = str(args.get("content", ""))
         try:
-            validate_skill_md(str(args.get("content", "")), str(args.get("name", "")))
+            # A new skill may name itself otherwise in its frontmatter (its folder is the name given), as Hermes'.
+            if args.get("action") == "create":
+                parse_skill_md(content)
+            else:
+                validate_skill_md(content, str(args.get("name", "")))
         except SkillError as exc:
             raise ValidationError(f"{exc} It is still waiting.") from exc
 

@@ -266,3 +266,68 @@ def test_tools_see_config_changes_without_restart(tools: ToolRegistry) -> None:
     manage(tools, action="create", name="deploy", content=skill_md("deploy"))
     SkillStore(hermes_config.get()).disable("deploy")
     assert call(tools, "skills_list")["count"] == 0
+
+
+# As Hermes Agent's own skill_manage tests: a skill created as "my-skill" whose frontmatter names it
+# "test-skill" (and every later call by the folder's name) succeeds.
+HERMES_SKILL = (
+    "---\nname: test-skill\ndescription: A test skill for unit testing.\n---\n\n# Test Skill\n\nStep 1: Do the thing.\n"
+)
+HERMES_SKILL_2 = HERMES_SKILL.replace("A test skill for unit testing.", "Updated description.")
+
+
+@pytest.mark.django_db
+def test_create_accepts_a_frontmatter_name_other_than_the_skills(tools: ToolRegistry, home: Path) -> None:
+    created = manage(tools, action="create", name="my-skill", content=HERMES_SKILL)
+    assert created["success"] is True
+    assert (home / "skills" / "my-skill" / "SKILL.md").read_text() == HERMES_SKILL
+    # Listed and invoked by its frontmatter name, as Hermes lists it; the result says so.
+    assert "listed and invoked as 'test-skill'" in created["note"] and "folder is 'my-skill'" in created["note"]
+    assert [s["name"] for s in call(tools, "skills_list")["skills"]] == ["test-skill"]
+    assert "- test-skill: A test skill for unit testing." in SkillStore().render_index()
+    assert SkillUsage.objects.filter(name="test-skill").exists()
+    # Either name finds it, as Hermes' skill_view takes either and its skill_manage the folder's.
+    assert call(tools, "skill_view", name="my-skill")["content"] == HERMES_SKILL
+    assert call(tools, "skill_view", name="test-skill")["content"] == HERMES_SKILL
+    assert manage(tools, action="edit", name="my-skill", content=HERMES_SKILL_2)["success"] is True
+    assert "Updated description" in (home / "skills" / "my-skill" / "SKILL.md").read_text()
+    patched = manage(tools, action="patch", name="my-skill", old_string="Do the thing.", new_string="Do it again.")
+    assert patched["success"] is True
+    assert manage(tools, action="delete", name="my-skill")["success"] is True
+    assert not (home / "skills" / "my-skill").exists()
+
+
+@pytest.mark.django_db
+def test_create_refuses_a_frontmatter_name_another_skill_has(tools: ToolRegistry, home: Path) -> None:
+    assert manage(tools, action="create", name="test-skill", content=HERMES_SKILL)["success"]
+    clash = manage(tools, action="create", name="my-skill", content=HERMES_SKILL_2)
+    assert clash["success"] is False and "'test-skill' already exists" in clash["error"]
+    assert not (home / "skills" / "my-skill").exists()
+
+
+@pytest.mark.django_db
+def test_edit_without_frontmatter_is_refused_and_the_skill_kept(tools: ToolRegistry, home: Path) -> None:
+    assert manage(tools, action="create", name="my-skill", content=HERMES_SKILL)["success"]
+    refused = manage(tools, action="edit", name="my-skill", content="no frontmatter")
+    assert refused["success"] is False
+    assert "must start with YAML frontmatter" in refused["error"]
+    assert (home / "skills" / "my-skill" / "SKILL.md").read_text() == HERMES_SKILL
+
+
+@pytest.mark.django_db
+def test_edit_of_a_skill_placed_without_frontmatter_needs_frontmatter(tools: ToolRegistry, home: Path) -> None:
+    # Hermes lists a bare SKILL.md by its folder, but its skill_manage edit still wants the whole file.
+    bare = home / "skills" / "release-notes" / "SKILL.md"
+    bare.parent.mkdir(parents=True)
+    bare.write_text("Write the notes from merged pull requests.\n", encoding="utf-8")
+    refused = manage(tools, action="edit", name="release-notes", content="Write them from the changelog.\n")
+    assert refused["success"] is False and "must start with YAML frontmatter" in refused["error"]
+    assert bare.read_text(encoding="utf-8") == "Write the notes from merged pull requests.\n"
+    fixed = skill_md("release-notes", "Write the release notes")
+    assert manage(tools, action="edit", name="release-notes", content=fixed)["success"] is True
+
+
+@pytest.mark.django_db
+def test_create_refuses_a_description_over_the_limit_as_hermes_does(tools: ToolRegistry, home: Path) -> None:
+    long = manage(tools, action="create", name="poster", content=skill_md("poster", "Make posters. " * 80))
+    assert long["success"] is False and "the limit is 1024" in long["error"]

@@ -58,12 +58,26 @@ def test_create_name_is_unique_across_categories(store: SkillStore) -> None:
 
 @pytest.mark.django_db
 def test_create_refuses_invalid_content_and_writes_nothing(store: SkillStore, home: Path) -> None:
-    with pytest.raises(SkillFormatError, match="must be equal"):
-        store.create("deploy", skill_md("other"))
     with pytest.raises(SkillFormatError, match="'description' is required"):
         store.create("deploy", "---\nname: deploy\n---\nbody\n")
     assert not (home / "skills" / "deploy").exists()
     assert KnowledgeChange.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_create_with_another_frontmatter_name_is_listed_by_it_in_the_folder_given(
+    store: SkillStore, home: Path
+) -> None:
+    # As Hermes Agent creates it: the folder is the name given, the listing the frontmatter's.
+    store.create("deploy", skill_md("ship-it"), category="web")
+    assert (home / "skills" / "web" / "deploy" / "SKILL.md").read_text() == skill_md("ship-it")
+    (info,) = store.list()
+    assert info.name == "ship-it" and info.usable and "its folder is 'deploy'" in info.warning
+    assert store.get("deploy") == info == store.get("ship-it")
+    with pytest.raises(SkillError, match="'deploy' already exists"):
+        store.create("deploy", skill_md("deploy"))
+    with pytest.raises(SkillError, match="'ship-it' already exists"):
+        store.create("other", skill_md("ship-it"))
 
 
 @pytest.mark.django_db
