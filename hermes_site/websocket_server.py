@@ -12,6 +12,10 @@
   hermes_site/security.py), while it arrives: daphne would otherwise take the whole body (to a
   file, then all of it into the application's queue) before Django's size check ever ran.
 
+`manage.py serve` adds two things for a person at a terminal: the login link is printed once the
+port listens (so it is the last line on screen and already works when clicked), and `--quiet`
+turns daphne's request log and start-up notes off (warnings and errors still show).
+
 Daphne builds its HTTP and websocket factories inside `Server.run()` and its access logger inside
 the command line, so those three classes are swapped on the `daphne.server` and `daphne.cli`
 modules before the command line runs; nothing else in daphne is changed.
@@ -20,6 +24,7 @@ modules before the command line runs; nothing else in daphne is changed.
 from __future__ import annotations
 
 import io
+import os
 import re
 import sys
 from typing import Any
@@ -144,26 +149,44 @@ class CappedHTTPFactory(HTTPFactory):
         return protocol
 
 
-def command(host: str, port: int) -> list[str]:
+class AnnouncingServer(daphne_server.Server):
+    """Prints a line (the login link) when the first port listens: a link shown earlier could be
+    refused, and shown last it stays in view."""
+
+    message = ""
+
+    def listen_success(self, port: Any) -> None:
+        super().listen_success(port)
+        if self.message:
+            print(self.message, flush=True)
+            self.message = ""
+
+
+# The line to print once listening, from `manage.py serve` (which knows the link), through the
+# environment rather than the command line: the process list shows a command line to every user.
+ANNOUNCE_ENV = "HERMES_ANNOUNCE_WHEN_LISTENING"
+QUIET = "--quiet"
+
+
+def command(host: str, port: int, *, quiet: bool = False) -> list[str]:
     """The command line that serves the dashboard (`manage.py serve`, and the tests' daphne)."""
-    return [
-        sys.executable,
-        "-m",
-        "hermes_site.websocket_server",
-        "-b",
-        host,
-        "-p",
-        str(port),
-        "hermes_site.asgi:application",
-    ]
+    return [sys.executable, "-m", "hermes_site.websocket_server", *[QUIET] * quiet, "-b", host, "-p", str(port),
+            "hermes_site.asgi:application"]  # fmt: skip
 
 
 def main(argv: list[str]) -> None:
     daphne_server.WebSocketFactory = HermesWebSocketFactory
     daphne_server.HTTPFactory = CappedHTTPFactory
     daphne_cli.AccessLogGenerator = RedactingAccessLog
+    cli = CommandLineInterface()
+    message = os.environ.pop(ANNOUNCE_ENV, "")  # not passed on to the processes the server starts
+    if message:
+        cli.server_class = type("Announcing", (AnnouncingServer,), {"message": message})
+    # Verbosity 0: no access log and no start-up notes, only warnings and errors.
+    quiet = ["-v", "0"] * (QUIET in argv)
+    rest = [arg for arg in argv if arg != QUIET]
     limit = str(frame_limit_bytes())
-    CommandLineInterface().run(["--websocket-max-frame-size", limit, "--websocket-max-message-size", limit, *argv])
+    cli.run(["--websocket-max-frame-size", limit, "--websocket-max-message-size", limit, *quiet, *rest])
 
 
 if __name__ == "__main__":

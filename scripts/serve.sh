@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# Install everything and start the dashboard on 127.0.0.1 (prints its URL).
-# Each step says what it does first: the first run installs packages for a minute or so.
+# Install what running needs and start the dashboard on 127.0.0.1; the last line printed is the
+# link to open. Each step says what it does first (the first run installs packages for a minute
+# or so) and is quiet otherwise. Arguments go to `manage.py serve` (--port N, --access-log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 step() { printf '==> %s\n' "$*"; }
-# Shows the lines that say what is happening; a failing command still fails the script (pipefail).
-only() { grep --line-buffered -E "$1" || true; }
 if [ ! -x .venv/bin/python ]; then
   step "Creating the virtual environment in .venv"
   "$PY" -m venv .venv
 fi
-step "Installing the Python packages (requirements.txt; the first run takes a minute or so)"
-# pip's own progress: one line per package it collects or installs, nothing for what is already there.
-.venv/bin/pip install --disable-pip-version-check --progress-bar off -r requirements.txt \
-  | only '^(Collecting|Installing|Successfully)'
+# pip runs only when requirements.txt changed since the last install into this .venv.
+STAMP=.venv/.requirements.sha256
+if sha256sum --status -c "$STAMP" 2>/dev/null; then
+  step "Python packages are up to date (requirements.txt)"
+else
+  step "Installing the Python packages (requirements.txt; the first run takes a minute or so)"
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  sha256sum requirements.txt >"$STAMP"
+fi
 step "Preparing the database (migrations)"
-PYTHONUNBUFFERED=1 .venv/bin/python manage.py migrate --noinput -v 1 | only '^  Applying'
+.venv/bin/python manage.py migrate --noinput -v 0
 step "Collecting the static files"
 .venv/bin/python manage.py collectstatic --noinput -v 0
-step "Starting the dashboard"
-exec .venv/bin/python manage.py serve "$@"
+# `serve` says where it starts, and prints the login link once the port listens.
+PYTHONUNBUFFERED=1 exec .venv/bin/python manage.py serve "$@"

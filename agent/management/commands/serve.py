@@ -1,4 +1,9 @@
-"""`python manage.py serve [--port N]` — start the dashboard on 127.0.0.1 with daphne."""
+"""`python manage.py serve [--port N] [--access-log]` — start the dashboard on 127.0.0.1 with daphne.
+
+It says where it starts, then prints the login link once the port listens, as the last line on
+screen: requests are not logged unless asked (`--access-log`, or HERMES_ACCESS_LOG=1), so the
+link stays in view.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,9 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from hermes_site import config as hermes_config
 from hermes_site.access import exposed_home_warning, login_url
-from hermes_site.websocket_server import command
+from hermes_site.websocket_server import ANNOUNCE_ENV, command
+
+TRUE_WORDS = ("1", "true", "yes", "on")
 
 
 class Command(BaseCommand):
@@ -21,6 +28,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=int(os.environ.get("HERMES_PORT", "8765")))
+        parser.add_argument(
+            "--access-log",
+            action="store_true",
+            default=os.environ.get("HERMES_ACCESS_LOG", "").lower() in TRUE_WORDS,
+            help="Log every request (login tokens redacted); also HERMES_ACCESS_LOG=1.",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         host, port = opts["host"], opts["port"]
@@ -30,8 +43,10 @@ class Command(BaseCommand):
         if warning:
             self.stderr.write(warning)
         hermes_config.write_defaults()  # first run: every setting in config.yaml, for a person to edit
-        self.stdout.write(f"Hermes dashboard: {login_url(host, port)}")
+        shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        self.stdout.write(f"==> Starting the dashboard on http://{shown}:{port}/ (the login link follows)")
         self.stdout.flush()
-        # Through the project's launcher: daphne with websocket limits that match the chat socket's own.
-        argv = command(host, port)
-        os.execv(sys.executable, argv)
+        # Through the project's launcher: daphne with websocket limits that match the chat socket's
+        # own; it prints the login link once the port listens.
+        argv = command(host, port, quiet=not opts["access_log"])
+        os.execve(sys.executable, argv, {**os.environ, ANNOUNCE_ENV: f"Hermes dashboard: {login_url(host, port)}"})

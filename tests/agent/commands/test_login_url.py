@@ -29,3 +29,8 @@ def test_the_link_it_prints_logs_a_browser_in(tmp_path):
         client = Http(server.port)
         assert client.get(path).status in (302, 303) and "sessionid" in client.cookies
         assert client.get("/").status == 200
+
+
+def test_the_login_page_names_the_command_that_prints_the_link_again(client):
+    page = client.get("/login").content.decode()
+    assert "<code>python manage.py login_url</code>" in page
