@@ -127,6 +127,7 @@ def notice_payload(notice: notify.ReviewNotice) -> dict[str, Any]:
         "href": notice_href(notice),
         "saved": len(notice.saved),
         "held": len(notice.held),
+        "requested": notice.requested,
     }
 
 

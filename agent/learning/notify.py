@@ -49,6 +49,7 @@ class ReviewNotice:
     error: str = ""
     saved: list[SavedWrite] = field(default_factory=list)
     held: list[HeldWrite] = field(default_factory=list)
+    requested: bool = False  # the person asked for this review (review on demand), so "nothing" is news too
 
     @property
     def saved_text(self) -> str:

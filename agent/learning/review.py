@@ -213,7 +213,15 @@ def review_notice(run: ReviewRun, session_id: str) -> notify.ReviewNotice:
     ]
     summary = "" if run.summary == NOTHING_TO_SAVE else run.summary
     return notify.ReviewNotice(
-        session_id, run.pk, run.prompt_kind, summary, run.status, run.error, saved, held_writes(run.pk)
+        session_id,
+        run.pk,
+        run.prompt_kind,
+        summary,
+        run.status,
+        run.error,
+        saved,
+        held_writes(run.pk),
+        requested=run.trigger == REQUEST_TRIGGER,
     )
 
 

@@ -40,6 +40,9 @@ const handlers = {
       window.Hermes.toast(f.line, f.href);
     } else if (f.status === "failed") {
       window.Hermes.toast("Background review failed: " + (f.error || "unknown error"), f.href, "error");
+    } else if (f.requested) {
+      // A review the person asked for (Review this chat now, /refine) answers even when it found nothing.
+      window.Hermes.toast("💾 Review done: nothing new to save", f.href);
     }
   },
   review_started: function () {},

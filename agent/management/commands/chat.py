@@ -118,6 +118,8 @@ class Command(BaseCommand):
                 self._out(review_line(notice))
             elif notice.error:
                 self._note(f"review failed: {notice.error}")
+            elif notice.requested:  # asked for with /refine: it answers even when it found nothing
+                self._out("💾 Review done: nothing new to save.")
 
         return listener
 

@@ -11,6 +11,7 @@ import { makeVersions } from "./versions.js";
 import { makeAttachments } from "./attach.js";
 import { makeModelChooser } from "./model.js";
 import { makeComposer } from "./composer.js";
+import { makeRefine, refineFocus } from "./refine.js";
 import { showAlert } from "./dom.js";
 import { linkedMessage } from "./anchor.js";
 
@@ -55,6 +56,12 @@ class ChatPage {
     );
     this.slash = makeSlashPicker(this.input, document.getElementById("slash-menu"));
     this.learning = new LearningIndicator(this.sessionId);
+    this.refine = makeRefine(document.getElementById("review-now-form"), {
+      onStarted: function (data) {
+        self.learning.reviewing(true);
+        window.Hermes.toast(data.message);
+      },
+    });
     document.addEventListener("hermes:title", function (ev) {
       if (ev.detail.session_id === self.sessionId) self.showTitle(ev.detail.title);
     });
@@ -104,6 +111,13 @@ class ChatPage {
 
   // Send or Enter in the message box: sent now, or queued while an answer is being written.
   submit() {
+    const focus = refineFocus(this.input.value);
+    if (focus !== null) { // "/refine [focus]": a review of this chat now, not a message (also while an answer is written)
+      const self = this;
+      this.slash.close();
+      this.refine.run(focus).then(function (started) { if (started) self.composer.sent(); });
+      return;
+    }
     if (this.busy) {
       this.composer.queue();
       return;

@@ -1,6 +1,11 @@
-// The slash-command picker: typing "/" lists the skills; arrows, Enter/Tab and Escape work.
+// The slash-command picker: typing "/" lists /refine and the skills; arrows, Enter/Tab and Escape work.
 
 import { el, api, showAlert } from "./dom.js";
+
+// The commands the chat page runs itself (refine.js), listed before the skills.
+const COMMANDS = [
+  { name: "refine", description: "Review this chat now and save what it taught; add a focus: /refine docker" },
+];
 
 export function makeSlashPicker(input, menu) {
   let skills = null;
@@ -11,7 +16,7 @@ export function makeSlashPicker(input, menu) {
     if (skills) return skills;
     try {
       const data = await api("/api/skills/slash");
-      skills = data.skills || [];
+      skills = COMMANDS.concat(data.skills || []);
     } catch (e) {
       showAlert("The skills list could not be loaded: " + e.message);
       skills = null;
