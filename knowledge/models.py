@@ -27,6 +27,7 @@ from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
 from knowledge.share_links import ShareLink  # noqa: F401  (registered from here)
 from knowledge.skill_usage import AnswerFeedback, SkillOutcome, SkillUsage  # noqa: F401  (registered from here)
+from knowledge.vectors import EntryVector, MessageVector, RecallProgress  # noqa: F401  (registered from here)
 
 log = logging.getLogger(__name__)
 
