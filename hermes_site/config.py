@@ -38,6 +38,7 @@ from hermes_site.config_schema import (
     CompressionSettings,
     ConfigError,
     CuratorSettings,
+    EmbeddingsSettings,
     LearningSettings,
     MemorySettings,
     ModelSettings,
@@ -83,6 +84,7 @@ class Config:
     chat: ChatSettings = field(default_factory=ChatSettings)
     learning: LearningSettings = field(default_factory=LearningSettings)
     curator: CuratorSettings = field(default_factory=CuratorSettings)
+    embeddings: EmbeddingsSettings = field(default_factory=EmbeddingsSettings)
     warnings: tuple[str, ...] = ()
 
     def value(self, dotted: str) -> Any:
@@ -130,6 +132,21 @@ class Config:
             return (self.home / API_KEY_FILE).read_text(encoding="utf-8").strip()
         except (FileNotFoundError, NotADirectoryError):
             return ""
+
+    @property
+    def embedding_model(self) -> str:
+        """The model that embeds messages for recall by meaning; "" when search is by words only."""
+        return os.environ.get("HERMES_EMBEDDING_MODEL") or self.embeddings.model
+
+    @property
+    def embedding_base_url(self) -> str:
+        return self.embeddings.base_url or self.base_url
+
+    @property
+    def embedding_api_key(self) -> str:
+        """The key of the embedding server: its own variable when set, else the chat model's key."""
+        own = os.environ.get(self.embeddings.api_key_env, "") if self.embeddings.api_key_env else ""
+        return own or self.api_key
 
     @property
     def review_model(self) -> str:

@@ -220,6 +220,17 @@ class LearningSettings(Section):
 
 
 @dataclass(frozen=True)
+class EmbeddingsSettings(Section):
+    """Recall by meaning (docs/BEHAVIOUR.md, Search): past messages are embedded by this model in
+    the background and searched by meaning beside their words. Empty: search is by words only."""
+
+    NAME = "embeddings"
+    model: str = setting("", "Embedding model", help="empty: search by words only", env="HERMES_EMBEDDING_MODEL")
+    base_url: str = setting("", "Base URL of the embedding server", help="empty: the chat model's server")
+    api_key_env: str = setting("", "Environment variable holding its API key", help="empty: the chat model's key")
+
+
+@dataclass(frozen=True)
 class CuratorSettings(Section):
     """The skill curator (docs/BEHAVIOUR.md, Curator), with Hermes Agent's key names. It only ever
     proposes: its report waits in the inbox until the person approves an item."""
@@ -261,6 +272,7 @@ SECTIONS: dict[str, type[Section]] = {
         ChatSettings,
         LearningSettings,
         CuratorSettings,
+        EmbeddingsSettings,
     )
 }
 
