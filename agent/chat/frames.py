@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.chat.runner import TurnSaved, TurnStarted
-from agent.learning import review
 from agent.loop import (
     ModelCalled,
     ModelNotice,
@@ -113,7 +112,9 @@ def _saved(e: TurnSaved) -> Frame:
         "turns_until_memory_review": e.turns_until_memory_review,
         "iters_until_skill_review": e.iters_until_skill_review,
         "review_spawned": e.review_spawned,
-        "review_running": e.review_spawned or review.is_running(e.session_id),
+        # A review spawned by an earlier turn may still run: the service adds that, with the
+        # chat's stored title, from one query (knowledge/history/runs.py).
+        "review_running": e.review_spawned,
     }
 
 

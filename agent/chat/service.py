@@ -24,7 +24,7 @@ from agent.llm import LLMError
 from agent.loop import ModelClient
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from knowledge.history import turns
+from knowledge.history import runs, turns
 from knowledge.history.heartbeat import LeaseKeeper
 from knowledge.models import ChatSession
 from knowledge.versions import VersionError
@@ -192,11 +192,13 @@ def forget(session_id: str) -> None:
         agent.close()
 
 
-def _stored_title(session: ChatSession) -> str:
-    """The title as stored now: the person or the model may have renamed the chat since this
-    agent loaded it, and the page must not be set back to an older one."""
-    session.title = ChatSession.objects.filter(pk=session.pk).values_list("title", flat=True).first() or session.title
-    return session.display_title
+def _saved_state(session: ChatSession, frame: Frame) -> None:
+    """The title as stored now (the person or the model may have renamed the chat since this agent
+    loaded it, and the page must not be set back to an older one) and whether a review is running."""
+    title, reviewing = runs.title_and_review(session.pk)
+    session.title = title or session.title
+    frame["title"] = session.display_title  # the first message titles the chat
+    frame["review_running"] = bool(frame.get("review_running")) or reviewing
 
 
 def submit_turn(
@@ -214,7 +216,7 @@ def _drive_turn(
         for event in agent.run_turn(text, interrupt, request):
             for frame in shaped.frames(event):
                 if frame["type"] == "saved":
-                    frame["title"] = _stored_title(agent.session)  # the first message titles the chat
+                    _saved_state(agent.session, frame)
                 emit(frame)
     except (InputTooLarge, VersionError) as exc:  # nothing was stored
         emit({"type": "error", "error": str(exc), "retry": False})

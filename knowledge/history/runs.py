@@ -13,11 +13,12 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.db import DatabaseError
+from django.db.models import Exists, OuterRef
 
 from knowledge.history import session_ends, turns
 from knowledge.history.waiting import Clock, Sleep, poll_until
 from knowledge.history.workers import IN_QUEUE, is_alive
-from knowledge.models import ReviewRun
+from knowledge.models import ChatSession, ReviewRun
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ __all__ = [
     "orphans",
     "recover_after_restart",
     "requeue_orphans",
+    "title_and_review",
     "wait_idle",
 ]
 STALE_REASON = "The server process running this review stopped before it finished (found at start-up)."
@@ -37,6 +39,14 @@ STALE_REASON = "The server process running this review stopped before it finishe
 def is_active(session_id: str) -> bool:
     """A review of this session is queued or running (in any process)."""
     return ReviewRun.objects.filter(session_id=session_id, status__in=ReviewRun.ACTIVE).exists()
+
+
+def title_and_review(session_id: str) -> tuple[str, bool]:
+    """The chat's stored title and whether a review of it is queued or running, in one query:
+    what the page learns after every turn (the person or the model may have renamed the chat)."""
+    active = ReviewRun.objects.filter(session_id=OuterRef("pk"), status__in=ReviewRun.ACTIVE)
+    row = ChatSession.objects.filter(pk=session_id).values_list("title", Exists(active)).first()
+    return (row[0], bool(row[1])) if row is not None else ("", False)
 
 
 def wait_idle(session_id: str, timeout: float, *, clock: Clock = time.monotonic, sleep: Sleep = time.sleep) -> bool:

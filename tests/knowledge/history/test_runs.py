@@ -73,3 +73,14 @@ def test_a_dead_processs_review_is_adopted_by_one_live_process_and_queued_for_it
     orphan.refresh_from_db()
     assert (orphan.status, orphan.worker) == ("queued", "this-host:8")
     assert ReviewRun.objects.get(pk=alive.pk).worker == "this-host:7"
+
+
+def test_the_page_learns_the_stored_title_and_a_running_review_in_one_read():
+    s = ChatSession.objects.create(title="Kayak rentals")
+    assert runs.title_and_review(s.pk) == ("Kayak rentals", False)
+    run = ReviewRun.objects.create(session=s, prompt_kind="memory", status="running")
+    ChatSession.objects.filter(pk=s.pk).update(title="Renamed elsewhere")
+    assert runs.title_and_review(s.pk) == ("Renamed elsewhere", True)
+    ReviewRun.objects.filter(pk=run.pk).update(status="done")
+    assert runs.title_and_review(s.pk) == ("Renamed elsewhere", False)
+    assert runs.title_and_review("gone") == ("", False)
