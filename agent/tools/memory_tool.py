@@ -14,6 +14,7 @@ from agent.admission import holds, provenance, verifier
 from agent.tools import memory_budget, memory_skills
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
+from knowledge import private_chats
 from knowledge.memory.duplicates import all_entries, memory_duplicate
 from knowledge.memory.store import TARGETS, MemoryStore, OpError, parse_operations
 from knowledge.models import PendingWrite
@@ -143,6 +144,8 @@ def removed_entries(store: MemoryStore, target: str, operations: list[Any]) -> l
 
 def memory_tool(store_factory: Callable[[], MemoryStore] = MemoryStore) -> Tool:
     def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if private_chats.is_private(ctx.session_id):  # read, never written from (nor held for the inbox)
+            return ToolResult.failure(private_chats.REFUSAL)
         store = store_factory()
         checked = _validate(args, store)
         if isinstance(checked, ToolResult):

@@ -7,6 +7,7 @@ with a per-summary and a total time limit; a summary that fails or is late is re
 raw excerpt, so the tool answers in seconds whatever the model server does.
 Without a query: the most recent sessions. With `session_id` alone: that session's first and last
 messages (up to 30, as Hermes reads one); with `around_message_id`: the messages around that one.
+A private chat (knowledge/private_chats.py) is never found, listed or read.
 Hermes' arguments and their checks: agent/tools/session_search_args.py; reading and fitting a
 result to the tool's budget: agent/tools/session_search_read.py.
 """

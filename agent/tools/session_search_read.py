@@ -56,8 +56,9 @@ def fitted(make: Callable[[int], ToolResult], budget: int, *, longest: int = _LE
 
 
 def find_session(session_id: str) -> ChatSession | None:
-    """A session by its id or its name."""
-    return ChatSession.objects.filter(id=session_id).first() or ChatSession.objects.filter(name=session_id).first()
+    """A session by its id or its name; a private chat is never read (knowledge/private_chats.py)."""
+    shown = ChatSession.objects.filter(private=False)
+    return shown.filter(id=session_id).first() or shown.filter(name=session_id).first()
 
 
 def _context(rows: Sequence[Message], match: int | None = None) -> list[ContextMessage]:
@@ -92,7 +93,7 @@ def session_fields(session: ChatSession) -> dict[str, Any]:
 def around(message_id: int, session_id: str | None, window: int) -> tuple[dict[str, Any], list[ContextMessage]]:
     """The session fields of `message_id`'s session and the messages up to `window` either side
     of it; ValueError with the message for the model when there is no such message (there)."""
-    anchor = Message.objects.filter(id=message_id).select_related("session").first()
+    anchor = Message.objects.filter(id=message_id, session__private=False).select_related("session").first()
     if anchor is None:
         raise ValueError(f"No message with id {message_id}. Use a message_id from a search result or a window.")
     if session_id:

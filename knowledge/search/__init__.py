@@ -1,5 +1,8 @@
 """Full-text search over stored messages: the public functions. Callers import from here.
 
+Private chats (knowledge/private_chats.py) are never found: not their messages, not their titles,
+not in the recent sessions.
+
 What a person or the model types becomes literal terms (knowledge/search/sanitize.py), so no
 text reaches MATCH or a tsquery as syntax. The terms go to the backend of the database
 (knowledge/search/backends.py): knowledge/search/sqlite.py (FTS5) or knowledge/search/postgres.py.
@@ -19,6 +22,7 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Subquery
 
 from knowledge.models import ChatSession, Message
+from knowledge.search import hybrid
 from knowledge.search.backends import SearchBackend, backend
 from knowledge.search.filters import Filters
 from knowledge.search.results import (
@@ -73,8 +77,8 @@ def search_messages(
     terms, groups = parse_terms(query or ""), search_groups(query or "")
     if not groups:
         return SearchPage(query=query, results=[], total=0, total_capped=False, searchable=False)
-    filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
-    page = backend().search_messages(query, terms, filters, max(1, limit), max(0, offset), groups)
+    filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id, _any_private())
+    page = hybrid.search_page(query, terms, groups, filters, max(1, limit), max(0, offset))  # words and meaning
     if offset <= 0 and not (roles or date_from or date_to):  # titles have no role and no time of their own
         found = matching_sessions(
             query, limit=TITLE_HITS, sources=sources, exclude_session_id=exclude_session_id, session_id=session_id
@@ -84,6 +88,11 @@ def search_messages(
 
 
 SORTS = ("relevance", "newest", "oldest")
+
+
+def _any_private() -> bool:
+    """Whether a private chat exists, whose messages every search leaves out (its partial index)."""
+    return ChatSession.objects.filter(private=True).exists()
 
 
 def _ranked(titled: list[TitleHit], best: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
@@ -126,10 +135,10 @@ def search_sessions(
     terms, groups = parse_terms(query or ""), search_groups(query or "")
     if not groups:
         return []
-    filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id)
+    filters = Filters(date_from, date_to, roles, sources, exclude_session_id, session_id, _any_private())
     limit = max(1, limit)
     wanted = limit if sort == "relevance" else max(limit, SORT_CANDIDATES)
-    best, snippets = backend().best_per_session(terms, filters, wanted, groups)
+    best, snippets, by_meaning = hybrid.best_per_session(terms, groups, filters, wanted)
     titled: list[TitleHit] = []
     if not (roles or date_from or date_to):  # titles have no role and no time of their own
         titled = matching_sessions(
@@ -152,7 +161,7 @@ def search_sessions(
                 message_id=mid,
                 snippet=snippets.get(mid, ""),
                 context=messages_around(sid, mid, before=context, after=context if mid else 2 * context),
-                matched=matched,
+                matched="meaning" if matched == "message" and sid in by_meaning else matched,
             )
         )
     return hits
@@ -173,7 +182,7 @@ def recent_sessions(
 ) -> list[SessionSummary]:
     """Most recently active sessions that have at least one message."""
     messages = Message.objects.filter(session=OuterRef("pk"))
-    qs = ChatSession.objects.filter(Exists(messages))
+    qs = ChatSession.objects.filter(Exists(messages), private=False)  # a private chat is never listed for recall
     if exclude_session_id:
         qs = qs.exclude(id=exclude_session_id)
     if sources:

@@ -1,6 +1,6 @@
-"""The filters of a search (dates, roles, sources, sessions), shared by both backends: the same
-conditions on `m` (a message, or PostgreSQL's search row, which carries the same columns) and
-`s` (its session)."""
+"""The filters of a search (dates, roles, sources, sessions, private chats), shared by both
+backends: the same conditions on `m` (a message, or PostgreSQL's search row, which carries the
+same columns) and `s` (its session)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ class Filters:
     sources: Sequence[str] | None = None
     exclude_session_id: str | None = None
     session_id: str | None = None
+    # Leave out the private chats' messages (knowledge/private_chats.py). Set only when there is
+    # one, so a search of a home without any keeps its plans without filters.
+    without_private: bool = False
 
     @property
     def needs_session(self) -> bool:
@@ -59,4 +62,6 @@ def filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
     if f.session_id:
         where.append("m.session_id = %s")
         params.append(f.session_id)
+    if f.without_private:  # the few private chats' ids, from their partial index
+        where.append("m.session_id NOT IN (SELECT id FROM knowledge_chatsession WHERE private)")
     return where, params

@@ -85,7 +85,7 @@ def matching_sessions(
     found = sqlite_title_condition(query) if sqlite else title_condition(query)
     if found is None:
         return []
-    where, params = [found[0]], list(found[1])
+    where, params = [found[0], "NOT s.private"], list(found[1])  # a private chat is never found
     if sources:
         where.append(f"s.source IN ({', '.join(['%s'] * len(sources))})")
         params += list(sources)
