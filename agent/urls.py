@@ -2,7 +2,7 @@ from django.urls import path
 
 from agent.chat import actions as chat_actions
 from agent.chat import attachments as chat_attachments
-from agent.chat import list_views, review_now, sharing, views
+from agent.chat import connection_views, list_views, review_now, sharing, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -32,6 +32,6 @@ urlpatterns = [
     path("chat/attachments/<int:pk>/", chat_attachments.image, name="chat_attachment"),
     path("api/models", chat_actions.models, name="chat_models"),
     path("api/skills/slash", views.slash_skills, name="slash_skills"),
-    path("setup/model/", views.setup_save, name="setup_save"),
-    path("setup/check/", views.setup_check, name="setup_check"),
+    path("settings/connection/", connection_views.save, name="model_connection"),
+    path("settings/connection/check/", connection_views.check, name="model_connection_check"),
 ]

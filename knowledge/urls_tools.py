@@ -2,13 +2,12 @@
 
 from django.urls import path
 
-from knowledge.views import model_key, overview, search, settings, transfer
+from knowledge.views import overview, search, settings, transfer
 
 urlpatterns = [
     path("search/", search.search_page, name="search"),
     path("overview/", overview.overview_page, name="overview"),
     path("settings/", settings.settings_page, name="settings"),
-    path("settings/api-key/", model_key.save_key, name="settings_api_key"),
     path("transfer/", transfer.transfer_page, name="transfer"),
     path("transfer/import/", transfer.import_view, name="transfer_import"),
     path("transfer/imports/<int:run_id>/undo/", transfer.undo_import_view, name="transfer_undo"),

@@ -139,9 +139,8 @@ POSTS = [
     ("/c/{sid}/archive/", {"on": "1"}),
     ("/c/{sid}/tags/", {"add": "planted"}),
     ("/c/{sid}/settings/", {"instructions": "planted", "temperature": "1"}),
-    ("/settings/api-key/", {"key": "sk-planted"}),
-    ("/setup/model/", {"base_url": "http://evil.example/v1", "model": "x"}),
-    ("/setup/check/", {}),
+    ("/settings/connection/", {"base_url": "http://evil.example/v1", "key": "sk-planted", "model": "x"}),
+    ("/settings/connection/check/", {"base_url": "http://evil.example/v1"}),
 ]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent import clients
-from agent.llm import LLMError, client_from_config
+from agent.llm import ChatClient, LLMError
 from agent.llm.probe import ProbeStep, probe
 from hermes_site.config import Config
 from knowledge.capabilities import DbCapabilityStore
@@ -32,22 +32,32 @@ class ConnectionCheck:
         return not self.error
 
 
-def check(config: Config, timeout: float = CHECK_TIMEOUT) -> ConnectionCheck:
-    """Reach the server (it works before a model name is chosen), then, with a model configured,
-    find once what it can do; the findings are stored, so the chat adapts from its first turn."""
+def check(config: Config, api_key: str, timeout: float = CHECK_TIMEOUT) -> ConnectionCheck:
+    """Reach the server with `config`'s address and `api_key` (values a form has not saved yet,
+    or the ones in use), which works before a model name is chosen; then, with a model named,
+    find once what it can do. The findings are stored, so the chat adapts from its first turn."""
+    listing = _client(config, api_key, config.model_name or "connection-check", timeout)
     try:
-        models = clients.list_models(config, "connection-check", timeout)
+        models = list(listing.list_models())
     except LLMError as exc:
         return ConnectionCheck(error=exc.message)
-    return ConnectionCheck(models=models, steps=_probe(config, timeout) if config.model_name else [])
-
-
-def _probe(config: Config, timeout: float) -> list[ProbeStep]:
-    client = client_from_config(config, timeout=timeout, capabilities=DbCapabilityStore())
+    finally:
+        listing.close()
+    if not config.model_name:
+        return ConnectionCheck(models=models)
+    client = _client(config, api_key, config.model_name, timeout, DbCapabilityStore())
     try:
-        return probe(client)
+        return ConnectionCheck(models=models, steps=probe(client))
     finally:
         client.close()
+
+
+def _client(
+    config: Config, api_key: str, model: str, timeout: float, capabilities: DbCapabilityStore | None = None
+) -> ChatClient:
+    # A client of its own: the shared ones (agent/clients.py) serve the saved settings only.
+    return ChatClient(base_url=config.base_url, api_key=api_key, model=model, timeout=timeout,
+                      max_retries=config.model.max_retries, capabilities=capabilities)  # fmt: skip
 
 
 def server_models(config: Config, timeout: float = CHECK_TIMEOUT) -> list[str]:

@@ -1,8 +1,8 @@
-"""The chat pages' forms: first-run model setup, rename, new chat, delete, the version shown, the
-chat's model.
+"""The chat pages' forms: rename, new chat, delete, the version shown, the chat's model (the
+first-run panel's model connection is the settings page's form: knowledge/views/model_key.py).
 
-Bad input comes back as the field's error in plain words: the setup panel and the rename form are
-re-rendered with what was typed; version and model choice answer JSON with `error` (shown by the page).
+Bad input comes back as the field's error in plain words: the rename form is re-rendered with
+what was typed; version and model choice answer JSON with `error` (shown by the page).
 """
 
 from __future__ import annotations
@@ -13,33 +13,9 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from knowledge.models import ChatSession
-from knowledge.views.forms import ConfigForm
 
 TITLE_CHARS = 200
 MODEL_NAME_CHARS = 200
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-
-
-class SetupForm(ConfigForm):
-    """The first-run panel: the three model settings, checked as the settings page checks them
-    (the base URL must be an http(s) address). The key itself is never asked for nor written."""
-
-    def layout(self) -> list[tuple[str, str, str, str]]:
-        return [
-            ("base_url", "model.base_url", "Base URL", ""),
-            ("model", "model.name", "Model", ""),
-            ("api_key_env", "model.api_key_env", "API key variable", ""),
-        ]
-
-    PLACEHOLDERS = {"base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "api_key_env": DEFAULT_KEY_ENV}
-
-    @property
-    def placed(self) -> list[tuple[forms.BoundField, str, str]]:
-        """Each field with its placeholder and the environment variable in use instead, if any."""
-        return [(self[name], placeholder, self.envs[name]) for name, placeholder in self.PLACEHOLDERS.items()]
-
-    def clean_api_key_env(self) -> str:
-        return str(self.cleaned_data["api_key_env"]) or DEFAULT_KEY_ENV
 
 
 class RenameForm(forms.Form):

@@ -10,9 +10,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agent.chat import connection, list_views, presenter, session_end
+from agent.chat import connection_views, list_views, presenter, session_end
 from agent.chat import service as chat_service
-from agent.chat.forms import DeleteChatForm, NewChatForm, RenameForm, SetupForm
+from agent.chat.forms import DeleteChatForm, NewChatForm, RenameForm
 from agent.learning import review
 from hermes_site import config as hermes_config
 from knowledge import capabilities, versions
@@ -23,35 +23,9 @@ from knowledge.skills.store import SkillStore
 # An attached text file is stored inside the message, so it must leave room for what is typed.
 ATTACH_BYTES = 50_000
 
-# What the first-run panel suggests for the usual servers (any OpenAI-compatible one works).
-PRESETS = [
-    {"label": "OpenAI", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "key_env": "OPENAI_API_KEY"},
-    {
-        "label": "OpenRouter",
-        "base_url": "https://openrouter.ai/api/v1",
-        "model": "openai/gpt-4o-mini",
-        "key_env": "OPENROUTER_API_KEY",
-    },
-    {"label": "Ollama (local)", "base_url": "http://127.0.0.1:11434/v1", "model": "qwen2.5:7b", "key_env": ""},
-    {"label": "llama.cpp / vLLM / LM Studio", "base_url": "http://127.0.0.1:8080/v1", "model": "local", "key_env": ""},
-]
-
 
 def _sessions(request: HttpRequest, current: ChatSession | None) -> dict[str, Any]:
     return list_views.list_context(request, current)
-
-
-def _setup_context(form: SetupForm | None = None, **extra: Any) -> dict[str, Any]:
-    config = hermes_config.get()
-    key_env = config.model.api_key_env or "OPENAI_API_KEY"
-    return {
-        "config": config,
-        "key_env": key_env,
-        "key_set": bool(config.api_key),
-        "presets": PRESETS,
-        "setup_form": form or SetupForm(config=config),
-        **extra,
-    }
 
 
 def _chat_page(
@@ -86,7 +60,7 @@ def _chat_page(
         **_sessions(request, session),
     }
     if context["needs_setup"]:
-        context.update(_setup_context())
+        context.update(connection_views.setup_context())
     return render(request, template, context, status=status)
 
 
@@ -185,33 +159,3 @@ def slash_skills(request: HttpRequest) -> JsonResponse:
         for s in sorted(SkillStore().available(), key=lambda s: s.name)
     ]
     return JsonResponse({"skills": skills})
-
-
-@require_POST
-def setup_save(request: HttpRequest) -> HttpResponse:
-    form = SetupForm(request.POST, config=hermes_config.get())
-    if not (form.is_valid() and form.save()):
-        # htmx swaps only 2xx answers: the panel comes back with the field's error and what was typed.
-        return render(request, "chat/_setup.html", _setup_context(form))
-    return render(request, "chat/_setup.html", _setup_context(saved=True))
-
-
-@require_POST
-def setup_check(request: HttpRequest) -> HttpResponse:
-    config = hermes_config.get()
-    found = connection.check(config)
-    if not found.ok:
-        return render(request, "chat/_check.html", {"ok": False, "error": found.error})
-    listed = not config.model_name or config.model_name in found.models
-    return render(
-        request,
-        "chat/_check.html",
-        {
-            "ok": True,
-            "models": found.models[:8],
-            "count": len(found.models),
-            "listed": listed,
-            "model": config.model_name,
-            "steps": found.steps,
-        },
-    )

@@ -48,9 +48,8 @@ PAGE: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("learning.evidence", "Evidence for what reviews learn", "required: each write quotes the conversation"),
         ("learning.verify", "Second reading of what reviews learn", "model: the review model checks each write"),
     ]),
+    # The base URL and the model's name are the model connection's form (knowledge/views/model_key.py).
     ("Model", [
-        ("model.base_url", "Base URL of the OpenAI-compatible server", "empty: OpenAI itself"),
-        ("model.name", "Model name", ""),
         ("model.api_key_env", "Environment variable holding the API key", "the key is never written to the file"),
         ("model.context_window", "Context window (tokens)", "0: the model's known size, or 128,000"),
         ("model.timeout", "Request timeout (seconds)", ""),
@@ -81,7 +80,11 @@ PAGE: list[tuple[str, list[tuple[str, str, str]]]] = [
     ]),
 ]  # fmt: skip
 # Keys of the schema the page does not edit, and where they are edited instead.
-ELSEWHERE = {"skills.disabled": "the Skills page (enable, disable)"}
+ELSEWHERE = {
+    "skills.disabled": "the Skills page (enable, disable)",
+    "model.base_url": "the model connection (settings page and first-run panel), with the API key and Check",
+    "model.name": "the model connection (settings page and first-run panel), with the API key and Check",
+}
 # Environment variables that win over the file (hermes_site.config's Config properties).
 ENV_OVERRIDES = {"model.base_url": "OPENAI_BASE_URL", "model.name": "HERMES_MODEL"}
 _ERROR_CODES_FOR_SCHEMA = ("invalid", "required", "invalid_choice")

@@ -1,61 +1,127 @@
-"""The settings page's model key: save or remove the API key kept in the home.
+"""The model connection: one form (base URL, API key, model) on the first-run panel and on the
+settings page, with Check (ask the server, save nothing) and Save (config.yaml and the key file).
 
-The key is never shown back: the page says where the key in use comes from and its last four
-characters. A key in the environment wins, and the page says so (saving one here is then only
-used once the variable is unset).
+The key is never shown back once saved: the form says where the key in use comes from and its
+last four characters. A key in the environment wins, and the form says so (a key saved here is
+then only used once the variable is unset). The views are the chat's (agent/chat/connection_views.py),
+since Check reaches the model server; this module holds what both places render.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django import forms
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from hermes_site import config as hermes_config
 from knowledge import api_key
+from knowledge.views.forms import ConfigForm
 
 KEY_CHARS = 500
 
 
-class ApiKeyForm(forms.Form):
-    key = forms.CharField(required=False, strip=True)
-    remove = forms.BooleanField(required=False)
+class ConnectionForm(ConfigForm):
+    """Base URL and model (config.yaml's `model.base_url`, `model.name`, checked as the settings
+    page checks them) and the API key (saved in the home, 0600). An empty key field keeps the
+    saved key. Check needs no model name (the server lists its models); Save does."""
+
+    PLACEHOLDERS = {"base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini"}
+
+    def __init__(self, data: Any = None, *, config: hermes_config.Config, checking: bool = False) -> None:
+        super().__init__(data, config=config)
+        self.checking = checking
+        self.fields["key"] = forms.CharField(
+            label="API key", required=False, strip=True, widget=forms.PasswordInput(render_value=True)
+        )
+        self.fields["remove_key"] = forms.BooleanField(required=False)
+        self.order_fields(["base_url", "key", "model", "remove_key"])
+
+    def layout(self) -> list[tuple[str, str, str, str]]:
+        return [
+            ("base_url", "model.base_url", "Base URL", ""),
+            ("model", "model.name", "Model", ""),
+        ]
+
+    @property
+    def placed(self) -> list[tuple[forms.BoundField, str, str]]:
+        """The config fields with their placeholder and the environment variable in use instead, if any."""
+        return [(self[name], placeholder, self.envs[name]) for name, placeholder in self.PLACEHOLDERS.items()]
 
     def clean_key(self) -> str:
         key = str(self.cleaned_data["key"])
         if len(key) > KEY_CHARS:
             raise ValidationError(f"An API key is at most {KEY_CHARS} characters; this is {len(key):,}.", code="long")
         if any(ch.isspace() or not ch.isprintable() for ch in key):
-            raise ValidationError("An API key is one word without spaces; nothing was saved.", code="spaces")
+            raise ValidationError("An API key is one word without spaces.", code="spaces")
         return key
 
-    def clean(self) -> dict[str, object]:
-        data = super().clean() or {}
-        if not self.errors and not data.get("key") and not data.get("remove"):
-            raise ValidationError("Paste the API key to save it; nothing was saved.", code="empty")
-        return data
+    def clean_model(self) -> str:
+        name = str(self.cleaned_data["model"])
+        if not name and not self.checking and not self.fields["model"].disabled:
+            raise ValidationError(
+                "Name the model as the server knows it, like gpt-4o-mini or llama3.1 "
+                "(Check lists the server's models).",
+                code="required",
+            )
+        return name
 
-    def save(self, config: hermes_config.Config) -> str:
-        """Save or remove the key; what happened, in words."""
-        if self.cleaned_data["remove"]:
-            return "The saved key was removed." if api_key.remove(config) else "No key was saved."
-        api_key.save(config, self.cleaned_data["key"])
-        return f"Key saved (ends {api_key.masked(self.cleaned_data['key'])})."
+    def changes(self) -> dict[str, Any]:
+        return {
+            self.specs[name].name: value
+            for name, value in self.cleaned_data.items()
+            if name in self.specs and not self.fields[name].disabled and value != self.fields[name].initial
+        }
+
+    def candidate(self) -> tuple[hermes_config.Config, str]:
+        """The config as it would be once saved, and the key the model calls would use: the
+        environment's wins, as at run time; else the one typed, else the one saved."""
+        data = self.cleaned_data
+        config = self.config.with_values({"model.base_url": data["base_url"], "model.name": data["model"]})
+        typed = "" if data.get("remove_key") else data.get("key", "")
+        in_use = api_key.status(self.config)
+        return config, (self.config.api_key if in_use.source == "env" else typed or config.saved_api_key)
+
+    def save(self) -> hermes_config.Config | None:
+        """Write the changed keys and the key file; None (and the form's error) if refused."""
+        saved = super().save()
+        if saved is None:
+            return None
+        if self.cleaned_data["remove_key"]:
+            api_key.remove(saved)
+        elif self.cleaned_data["key"]:
+            api_key.save(saved, self.cleaned_data["key"])
+        return saved
 
 
-def key_context(form: ApiKeyForm | None = None, message: str = "") -> dict[str, object]:
+@dataclass(frozen=True)
+class Saved:
+    """What a save did, for the banner shown after it (and only then)."""
+
+    path: str
+    model: str
+    base_url: str
+    key: api_key.KeyStatus
+
+
+def connection_context(
+    form: ConnectionForm | None = None,
+    *,
+    place: str = "settings",
+    check: dict[str, Any] | None = None,
+    saved: Saved | None = None,
+) -> dict[str, Any]:
+    """What the connection partial renders; `place` is "setup" (the first-run panel) or "settings"."""
     config = hermes_config.get()
-    return {"key_form": form or ApiKeyForm(), "key": api_key.status(config), "key_message": message}
+    return {
+        "connection_form": form or ConnectionForm(config=config),
+        "connection_key": api_key.status(config),
+        "connection_place": place,
+        "connection_check": check,
+        "connection_saved": saved,
+    }
 
 
-@require_POST
-def save_key(request: HttpRequest) -> HttpResponse:
-    form = ApiKeyForm(request.POST)
-    if not form.is_valid():
-        return render(request, "knowledge/_model_key.html", key_context(form), status=200 if request.htmx else 400)
-    message = form.save(hermes_config.get())
-    if not request.htmx:
-        return redirect("settings")
-    return render(request, "knowledge/_model_key.html", key_context(message=message))
+def saved_state(config: hermes_config.Config) -> Saved:
+    return Saved(str(config.config_path), config.model_name, config.base_url, api_key.status(config))

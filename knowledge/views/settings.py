@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 from hermes_site import config as hermes_config
 from knowledge import capabilities
 from knowledge.views.forms import SettingsForm
-from knowledge.views.model_key import key_context
+from knowledge.views.model_key import connection_context
 
 
 def _server_capabilities() -> dict[str, Any]:
@@ -30,21 +30,28 @@ def _server_capabilities() -> dict[str, Any]:
 
 @require_http_methods(["GET", "POST"])
 def settings_page(request: HttpRequest) -> HttpResponse:
+    return page(request)
+
+
+def page(request: HttpRequest, *, connection: dict[str, Any] | None = None, status: int = 200) -> HttpResponse:
+    """The settings page; `connection`: the model connection's form as a post left it (a plain
+    post of that form, without JavaScript, comes back here with its result)."""
     ctx: dict[str, Any] = {"nav": "settings", "error": "", "saved": False}
     try:
         # The file on disk, not the cached config: a skill toggle may have changed it since.
         current = hermes_config.load(hermes_config.get().home)
     except hermes_config.ConfigError as exc:
         return render(request, "knowledge/settings.html", {**ctx, "error": str(exc), "broken": True})
-    form = SettingsForm(request.POST if request.method == "POST" else None, config=current)
-    status = 200
-    if request.method == "POST":
+    posted = request.method == "POST" and connection is None
+    form = SettingsForm(request.POST if posted else None, config=current)
+    if posted:
         saved = form.save() if form.is_valid() else None
         if saved is None:
             status = 400
         else:
             hermes_config.reset()  # the next session (and every store) reads the new file
             form, ctx["saved"], ctx["warnings"] = SettingsForm(config=saved), True, saved.warnings
-    ctx.update(form=form, path=current.config_path, server=_server_capabilities(), **key_context())
+    ctx.update(form=form, path=current.config_path, server=_server_capabilities())
+    ctx.update(connection or connection_context())
     # A plain form post (no htmx): a full page with the errors in place works without JS too.
     return render(request, "knowledge/settings.html", ctx, status=status)

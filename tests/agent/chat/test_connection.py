@@ -13,7 +13,7 @@ from tests.conftest import write_config
 @pytest.mark.django_db
 def test_a_check_lists_the_models_and_stores_what_the_model_can_do(llm):
     llm.models = ["scripted-model", "other-model"]
-    found = connection.check(hermes_config.get())
+    found = connection.check(hermes_config.get(), hermes_config.get().api_key)
     assert found.ok and found.error == "" and found.models == ["scripted-model", "other-model"]
     by_key = {s.key: s.ok for s in found.steps}
     assert by_key["chat"] is True and by_key["system_role"] is True
@@ -25,7 +25,7 @@ def test_a_check_lists_the_models_and_stores_what_the_model_can_do(llm):
 def test_without_a_model_name_the_check_only_reaches_the_server(llm, monkeypatch):
     monkeypatch.delenv("HERMES_MODEL")
     hermes_config.reset()
-    found = connection.check(hermes_config.get())
+    found = connection.check(hermes_config.get(), hermes_config.get().api_key)
     assert found.ok and found.models == ["scripted-model"] and found.steps == []
     assert llm.chat_requests() == []
 
@@ -33,7 +33,7 @@ def test_without_a_model_name_the_check_only_reaches_the_server(llm, monkeypatch
 def test_an_unreachable_server_is_an_error_in_words(home, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     write_config(home, "model:\n  max_retries: 0\n  timeout: 2\n")
-    found = connection.check(hermes_config.get(), timeout=2)
+    found = connection.check(hermes_config.get(), hermes_config.get().api_key, timeout=2)
     assert not found.ok and found.error and found.models == [] and found.steps == []
 
 

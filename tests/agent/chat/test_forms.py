@@ -1,15 +1,13 @@
-"""The chat pages' forms, through the real views: the first-run panel, rename, fork and the chat's
-model refuse bad input on the field, in plain words, keep what was typed and change nothing."""
+"""The chat pages' forms, through the real views: rename, fork and the chat's model refuse bad
+input on the field, in plain words, keep what was typed and change nothing (the first-run panel's
+model connection: tests/knowledge/views/test_model_key.py)."""
 
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from agent.chat import service as chat_service
-from hermes_site import config as hermes_config
 from knowledge.models import ChatSession, Message
-from tests.conftest import write_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -21,57 +19,6 @@ def chat(home) -> ChatSession:
     for role, content in [("user", "question"), ("assistant", "answer")]:
         Message.objects.create(session=session, role=role, content=content)
     return session
-
-
-# --- first-run setup --------------------------------------------------------------------------
-
-
-def setup_post(client, **fields: str):
-    return client.post("/setup/model/", {"base_url": "", "model": "m", "api_key_env": "", **fields}, **HX)
-
-
-@pytest.mark.parametrize("url", ["not a url", "ftp://x.example/v1", "localhost:11434", "http:// spaced.example/v1"])
-def test_setup_refuses_a_base_url_that_is_not_http(auth_client, home, url):
-    write_config(home, "model:\n  name: ''\n")
-    before = (home / "config.yaml").read_bytes()
-    resp = setup_post(auth_client, base_url=url, model="llama3.1")
-    html = resp.content.decode()
-    assert resp.status_code == 200  # htmx swaps 2xx only: the panel comes back with the error
-    assert 'id="setup-panel"' in html and 'id="setup-err-base_url"' in html
-    assert "The base URL must be an http:// or https:// address" in html
-    assert 'aria-invalid="true" aria-describedby="setup-err-base_url"' in html
-    assert f'value="{url}"' in html and 'value="llama3.1"' in html  # what was typed stays
-    assert "Saved to" not in html
-    assert (home / "config.yaml").read_bytes() == before
-
-
-def test_setup_saves_a_local_server_and_the_default_key_variable(auth_client, home):
-    html = setup_post(auth_client, base_url="http://ollama:11434/v1", model="qwen2.5:7b").content.decode()
-    assert "Saved to" in html
-    saved = yaml.safe_load((home / "config.yaml").read_text())["model"]
-    assert (saved["base_url"], saved["name"]) == ("http://ollama:11434/v1", "qwen2.5:7b")
-    assert hermes_config.get().model.api_key_env == "OPENAI_API_KEY"  # the default, left out of the file
-
-
-def test_setup_shows_the_base_url_in_use_from_the_environment(auth_client, home, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
-    html = auth_client.get("/").content.decode()
-    assert "Connect a model" in html  # no model name yet
-    assert 'name="base_url" id="setup-base_url" value="http://127.0.0.1:8080/v1"' in html
-    assert 'id="setup-env-base_url">in use from $OPENAI_BASE_URL' in html
-    setup_post(auth_client, base_url="http://elsewhere.example/v1", model="local")
-    saved = yaml.safe_load((home / "config.yaml").read_text())["model"]
-    assert saved["name"] == "local" and saved.get("base_url", "") == ""  # the file keeps its own value
-
-
-def test_setup_refuses_a_key_variable_that_cannot_be_a_name(auth_client, home):
-    write_config(home, "model:\n  name: ''\n")
-    before = (home / "config.yaml").read_bytes()
-    html = setup_post(auth_client, model="m", api_key_env="my key").content.decode()
-    assert 'id="setup-err-api_key_env"' in html and "like OPENROUTER_API_KEY (got &#x27;my key&#x27;)" in html
-    assert (home / "config.yaml").read_bytes() == before
-    assert "Saved to" in setup_post(auth_client, model="m", api_key_env="MY_KEY").content.decode()
-    assert yaml.safe_load((home / "config.yaml").read_text())["model"]["api_key_env"] == "MY_KEY"
 
 
 # --- rename -----------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-import yaml
 
 from agent.chat import service as chat_service
 from agent.chat.frames import event_frame
@@ -157,26 +156,8 @@ def test_slash_endpoint_lists_enabled_skills_only(auth_client, home):
     }
 
 
-def test_setup_form_saves_model_settings_but_no_key(auth_client, home):
-    resp = auth_client.post(
-        "/setup/model/",
-        {
-            "base_url": "https://openrouter.ai/api/v1",
-            "model": "openai/gpt-4o-mini",
-            "api_key_env": "OPENROUTER_API_KEY",
-        },
-        HTTP_HX_REQUEST="true",
-    )
-    assert resp.status_code == 200 and "Saved to" in resp.content.decode()
-    saved = yaml.safe_load((home / "config.yaml").read_text())
-    assert saved["model"]["name"] == "openai/gpt-4o-mini"
-    assert saved["model"]["base_url"] == "https://openrouter.ai/api/v1"
-    assert saved["model"]["api_key_env"] == "OPENROUTER_API_KEY"
-    assert "api_key" not in saved["model"]
-
-
 def test_check_connection_reports_success(auth_client, llm):
-    body = auth_client.post("/setup/check/", HTTP_HX_REQUEST="true").content.decode()
+    body = auth_client.post("/settings/connection/check/", {"place": "setup"}, HTTP_HX_REQUEST="true").content.decode()
     assert "Connected" in body and "scripted-model" in body
     assert '<li data-step="system_role">System role: yes' in body  # the capability probe ran
 
@@ -184,7 +165,7 @@ def test_check_connection_reports_success(auth_client, llm):
 def test_check_connection_shows_the_error(auth_client, home, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     write_config(home, "model:\n  max_retries: 0\n  timeout: 2\n")
-    body = auth_client.post("/setup/check/", HTTP_HX_REQUEST="true").content.decode()
+    body = auth_client.post("/settings/connection/check/", HTTP_HX_REQUEST="true").content.decode()
     assert "Could not connect" in body
 
 

@@ -52,49 +52,14 @@ def test_a_choice_is_saved_as_the_word_and_a_wrong_word_is_refused(auth_client, 
     assert (home / "config.yaml").read_bytes() == before
 
 
-@pytest.mark.parametrize(
-    "url", ["not a url", "ftp://files.example/v1", "http://", "127.0.0.1:11434/v1", "http://h:99999"]
-)
-def test_a_base_url_that_is_not_http_is_refused_on_its_field(auth_client, home: Path, url: str) -> None:
-    hermes_config.get()
-    before = (home / "config.yaml").read_bytes()
-    resp = post_settings(auth_client, model__base_url=url)
-    body = resp.content.decode()
-    assert resp.status_code == 400 and 'id="err-model.base_url"' in body
-    assert "must be an http:// or https:// address" in body and 'id="settings-error"' in body
-    assert f'name="model.base_url" id="id-model.base_url" value="{url}"' in body  # what was typed stays
-    assert (home / "config.yaml").read_bytes() == before
-
-
-@pytest.mark.parametrize("url", ["http://ollama:11434/v1", "https://api.openai.com/v1", "http://[::1]:8080/v1", ""])
-def test_usual_base_urls_are_accepted(auth_client, home: Path, url: str) -> None:
-    resp = post_settings(auth_client, model__base_url=url)
-    assert resp.status_code == 200 and 'id="settings-saved"' in resp.content.decode()
-    assert hermes_config.get().model.base_url == url
-
-
 def test_every_bad_field_gets_its_own_error(auth_client, home: Path) -> None:
     body = post_settings(
-        auth_client, memory__nudge_interval="ten", compression__threshold="2", model__base_url="nope"
+        auth_client, memory__nudge_interval="ten", compression__threshold="2", model__api_key_env="my key"
     ).content.decode()
-    for key in ("memory.nudge_interval", "compression.threshold", "model.base_url"):
+    for key in ("memory.nudge_interval", "compression.threshold", "model.api_key_env"):
         assert f'id="err-{key}"' in body and f'aria-describedby="err-{key}"' in body
     assert 'href="#id-compression.threshold"' in body  # the summary at the top links to the field
     assert body.count('class="error field-error"') == 3
-
-
-def test_a_key_set_by_the_environment_shows_the_value_in_use(auth_client, home: Path, monkeypatch) -> None:
-    write_config(home, "model:\n  base_url: http://file.example/v1\n")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://env.example:8000/v1")
-    body = auth_client.get("/settings/").content.decode()
-    assert 'name="model.base_url" id="id-model.base_url" value="http://env.example:8000/v1"' in body
-    assert "in use from $OPENAI_BASE_URL; config.yaml says http://file.example/v1" in body
-    assert 'readonly aria-describedby="env-model.base_url"' in body
-    # Saving the page neither writes the environment's value into the file nor takes a typed one.
-    resp = post_settings(auth_client, model__base_url="http://typed.example/v1", memory__nudge_interval="3")
-    assert resp.status_code == 200
-    on_disk = yaml.safe_load((home / "config.yaml").read_text())
-    assert on_disk["model"]["base_url"] == "http://file.example/v1" and on_disk["memory"]["nudge_interval"] == 3
 
 
 def test_only_changed_keys_are_written(auth_client, home: Path) -> None:

@@ -49,7 +49,7 @@ def test_save_writes_config_and_next_session_uses_it(auth_client, home: Path) ->
             skills__write_approval="on",
             compression__enabled=None,
             compression__threshold="0.7",
-            model__base_url="http://127.0.0.1:1234/v1",
+            model__timeout="30",
             review__model="small-model",
         ),
     )
@@ -60,7 +60,7 @@ def test_save_writes_config_and_next_session_uses_it(auth_client, home: Path) ->
     assert on_disk["compression"]["threshold"] == 0.7 and on_disk["review"]["model"] == "small-model"
     assert on_disk["chat"] == {"auto_title": False}  # keys not on the form are kept
     cfg = hermes_config.get()  # reset: the next reader sees the new file
-    assert cfg.memory.nudge_interval == 4 and cfg.model.base_url == "http://127.0.0.1:1234/v1"
+    assert cfg.memory.nudge_interval == 4 and cfg.model.timeout == 30
 
 
 def test_save_keeps_skills_disabled_list(auth_client, home: Path) -> None:
