@@ -6,7 +6,9 @@ Each daphne worker (hermes_site/asgi.py) and each `learning_worker` calls `start
 runs one round at once, then one every HERMES_RECLAIM_SECONDS on a daemon thread. A round
 - says this process is alive (knowledge/history/presence.py; the multi-worker system checks
   read it),
-- removes attached images never sent and files no message names (knowledge/attachments.py), and
+- removes attached images never sent and files no message names (knowledge/attachments.py),
+- runs the skill curator's dry run when one is due (knowledge/skills/curator.py: a report waits in
+  the inbox, no file changes; the skills lock lets one process write it), and
 - runs the process's own recovery: a server with HERMES_QUEUE=threads takes the reviews and
   session ends whose process died and runs them on its own threads (`on_threads`); a
   `learning_worker` puts them back on the durable queue (its command's `recover`).
@@ -23,12 +25,15 @@ from collections.abc import Callable, Sequence
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
-from agent import jobs
+from agent import jobs, recall
 from agent.chat import session_end
 from agent.learning import review
+from hermes_site import config as hermes_config
 from knowledge import attachments
 from knowledge.history import presence, runs, session_ends
 from knowledge.history.workers import this_worker
+from knowledge.skills import curator
+from knowledge.skills.format import SkillError
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +60,21 @@ def on_threads() -> list[int | str]:
     return taken
 
 
+def curate() -> None:
+    """The curator's pass when one is due; a skills folder it cannot lock is tried next round."""
+    try:
+        curator.run_pass(hermes_config.refresh())
+    except (SkillError, OSError) as exc:
+        log.warning("the skill curator's pass failed (tried again next round): %s", exc)
+
+
 def one_round(kind: str, recover: Recover) -> list[int | str]:
     """Say this process is alive, then recover what dead ones left; what was taken, by id.
     A database that is away (or not migrated yet) skips the round: the next one tries again."""
     try:
         presence.beat(kind)
         attachments.sweep()  # uploads never sent, and image files no message names any more
+        curate()
         taken = list(recover())
     except DatabaseError as exc:
         log.warning("looking for the work of stopped processes failed (tried again in %ss): %s", _every(), exc)
@@ -69,6 +83,8 @@ def one_round(kind: str, recover: Recover) -> list[int | str]:
         close_old_connections()  # this thread keeps no connection between rounds
     if taken:
         log.warning("took over %d job(s) of a stopped process: %s", len(taken), taken)
+    if kind == presence.LEARNING or not jobs.durable():
+        recall.kick()  # past messages embedded in the background (agent/recall.py), one process at a time
     return taken
 
 

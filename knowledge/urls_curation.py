@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledge.views import changes, learning, memory, reviews, skills
+from knowledge.views import changes, curator, learning, memory, reviews, skills
 
 urlpatterns = [
     path("memory/", memory.memory_page, name="memory"),
@@ -17,10 +17,13 @@ urlpatterns = [
     path("skills/", skills.skill_list, name="skills"),
     path("skills/bulk/", skills.bulk, name="skills_bulk"),
     path("skills/new/", skills.new_skill, name="skill_new"),
+    path("skills/curator/run/", curator.run_now, name="skills_curator_run"),
+    path("skills/archived/<str:folder>/restore/", curator.restore, name="skill_restore"),
     path("skills/<str:name>/", skills.skill_detail, name="skill_detail"),
     path("skills/<str:name>/edit/", skills.edit_skill, name="skill_edit"),
     path("skills/<str:name>/toggle/", skills.toggle_skill, name="skill_toggle"),
     path("skills/<str:name>/delete/", skills.delete_skill, name="skill_delete"),
+    path("skills/<str:name>/pin/", curator.pin, name="skill_pin"),
     path("changes/", changes.change_list, name="changes"),
     path("changes/<int:pk>/", changes.change_detail, name="change_detail"),
     path("changes/<int:pk>/undo/", changes.undo_change, name="change_undo"),

@@ -1,6 +1,7 @@
 """Undo of skill changes: write a change's `before` back through the skill store's public API.
 
-Undoing one file of a delete restores the whole folder (its files share a `batch`);
+Undoing one file of a delete restores the whole folder (its files share a `batch`); undoing an
+archive moves the folder back out of skills/.archive/ (and undoing a restore moves it in again);
 a file already as it was is left alone, so undoing a whole review never writes twice.
 knowledge/undo.py dispatches the undo of kind "skill" here.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from knowledge import changelog
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance
+from knowledge.skills import archive
 from knowledge.skills.files import Snap, prune_empty, safe_join, shown_text, snapshot, write_skill_file
 from knowledge.skills.format import SKILL_FILE, SkillError, check_rel_path
 from knowledge.skills.store import SkillStore
@@ -20,6 +22,8 @@ def restore(store: SkillStore, change: KnowledgeChange, prov: Provenance) -> Kno
     if change.action in ("disable", "enable"):
         store.set_enabled(change.target, change.action == "disable", prov, undoes=change)
         return KnowledgeChange.objects.filter(undoes=change).order_by("-id").first()
+    if change.action in ("archive", "restore"):  # a folder moved into or out of skills/.archive/
+        return archive.undo_move(store, change, prov)
     changes = [change]
     if change.action == "delete" and change.batch:
         changes = list(

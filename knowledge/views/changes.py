@@ -70,6 +70,10 @@ def change_list(request: HttpRequest) -> HttpResponse:
 NO_TEXT_CHANGE = {
     "disable": "Turned off: the skill is left out of the prompt and the agent's tools. Its files are unchanged.",
     "enable": "Turned on: the skill is back in the prompt and the agent's tools. Its files are unchanged.",
+    "archive": "Archived: the folder moved into skills/.archive/, out of the prompt, the tools and the slash menu. "
+    "Its files are unchanged; restore it from the Skills page or undo this change.",
+    "restore": "Restored from skills/.archive/: the skill is back in the prompt and the agent's tools. "
+    "Its files are unchanged.",
 }
 
 

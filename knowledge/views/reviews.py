@@ -24,6 +24,7 @@ from knowledge.diffing import DiffRow, side_by_side
 from knowledge.memory.store import TARGETS, MemoryStore
 from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance
+from knowledge.skills import curator
 from knowledge.skills.format import SkillError
 from knowledge.skills.store import SkillStore
 from knowledge.views.changes import UNDO_ERRORS
@@ -177,8 +178,28 @@ def _skill_preview(item: PendingWrite, args: dict[str, Any]) -> PendingPreview:
     return preview
 
 
+def _curator_preview(item: PendingWrite, args: dict[str, Any]) -> PendingPreview:
+    """An item of the curator's report: archive a skill, or merge it into another (the diff of the
+    skill that keeps it, as it would be written now)."""
+    name, into = str(args.get("name", "")), str(args.get("into", ""))
+    if args.get("action") != "consolidate":
+        return PendingPreview(item, "archive", name)
+    shown = PendingPreview(item, "merge", name)
+    try:
+        merge = curator.plan_merge(SkillStore(), into, name)
+    except SkillError as exc:
+        shown.note = f"{exc} Approving will fail."
+        return shown
+    shown.rows = side_by_side(merge.before, merge.merged)
+    if merge.lost:
+        shown.note = "The merged skill would not keep everything now; approving will fail."
+    return shown
+
+
 def preview(item: PendingWrite) -> PendingPreview:
     args = item.arguments if isinstance(item.arguments, dict) else {}
+    if item.kind == curator.KIND:
+        return _curator_preview(item, args)
     if item.kind == "memory":
         return replace(_memory_preview(item, args), conflict=conflict_view(item))
     return _skill_preview(item, args)

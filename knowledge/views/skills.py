@@ -1,4 +1,6 @@
 """Skills pages: list with search, filters and bulk actions; create; view, edit, toggle, delete.
+The list also shows what the curator sees (stale, pinned) and the archived skills
+(knowledge/views/curator.py pins, restores and asks for a report).
 
 Every write goes through SkillStore with Provenance(actor="user"): the page validates exactly as
 the agent's skill_manage does, and each write lands in the change log.
@@ -12,12 +14,13 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
-from knowledge.skills import outcomes
+from knowledge.skills import archive, curator, outcomes
 from knowledge.skills.format import ParsedSkill, SkillError, parse_skill_md
 from knowledge.skills.store import SkillInfo, SkillStore
 from knowledge.views.forms import NewSkillForm, SkillBulkForm, SkillEditForm, errors_text
@@ -41,6 +44,7 @@ class SkillRow:
     info: SkillInfo
     usage: SkillUsage | None
     outcomes: outcomes.Stats | None = None
+    curation: curator.SkillState | None = None  # stale or not, as the curator sees it now
 
 
 def _rows(request: HttpRequest, store: SkillStore) -> list[SkillRow]:
@@ -59,7 +63,8 @@ def _rows(request: HttpRequest, store: SkillStore) -> list[SkillRow]:
     ]
     usage = {u.name: u for u in SkillUsage.objects.filter(name__in=[s.name for s in infos])}
     verified = outcomes.stats([s.name for s in infos])
-    return [SkillRow(s, usage.get(s.name), verified.get(s.name)) for s in infos]
+    states = curator.assess(store, store.config, timezone.now())
+    return [SkillRow(s, usage.get(s.name), verified.get(s.name), states.get(s.name)) for s in infos]
 
 
 def _list_page(request: HttpRequest, store: SkillStore, bulk: SkillBulkForm | None = None) -> HttpResponse:
@@ -75,6 +80,8 @@ def _list_page(request: HttpRequest, store: SkillStore, bulk: SkillBulkForm | No
         "q": request.GET.get("q", ""),
         "status": request.GET.get("status", ""),
         "category": request.GET.get("category", ""),
+        "archived": archive.archived(store),
+        "curator": store.config.curator,
         "bulk_error": errors_text(bulk) if bulk is not None else "",
         "selected": set(bulk["names"].value() or []) if bulk is not None else set(),
     }
