@@ -2,11 +2,12 @@ from django.urls import path
 
 from agent.chat import actions as chat_actions
 from agent.chat import attachments as chat_attachments
-from agent.chat import connection_views, list_views, review_now, sharing, views
+from agent.chat import connection_views, list_views, private, review_now, sharing, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("c/new/", views.new_chat, name="new_chat"),
+    path("c/new/private/", private.new_private_chat, name="new_private_chat"),
     path("c/sessions/", views.sessions, name="chat_sessions"),
     path("c/<str:session_id>/", views.chat, name="chat"),
     path("c/<str:session_id>/rename/", views.rename, name="chat_rename"),
@@ -18,6 +19,7 @@ urlpatterns = [
     path("c/<str:session_id>/tags/", list_views.tags, name="chat_tags"),
     path("c/<str:session_id>/list-rename/", list_views.list_rename, name="chat_list_rename"),
     path("c/<str:session_id>/settings/", list_views.chat_settings, name="chat_settings"),
+    path("c/<str:session_id>/private/", private.switch, name="chat_private"),
     path("c/<str:session_id>/share/", sharing.manage, name="chat_share"),
     path("c/<str:session_id>/share/<int:pk>/revoke/", sharing.revoke, name="chat_share_revoke"),
     path("c/<str:session_id>/review/", review_now.review_now, name="chat_review_now"),

@@ -218,7 +218,10 @@ def conversation(session: ChatSession, writing: bool = False) -> list[Item]:
 
 
 def counters(session: ChatSession) -> dict[str, int | None]:
-    """Turns until the next memory review / model calls until the next skill review."""
+    """Turns until the next memory review / model calls until the next skill review (none in a
+    private chat, which counts nothing)."""
+    if session.private:
+        return {"turns_until_memory_review": None, "iters_until_skill_review": None}
     config = hermes_config.get()
     # As the runner's counters: no memory tool (both targets off), no memory review.
     mem = config.memory.nudge_interval if config.memory_on else 0

@@ -15,7 +15,7 @@ from agent.chat import service as chat_service
 from agent.chat.forms import DeleteChatForm, NewChatForm, RenameForm
 from agent.learning import review
 from hermes_site import config as hermes_config
-from knowledge import capabilities, versions
+from knowledge import capabilities, private_chats, versions
 from knowledge.history import learned, turns
 from knowledge.models import ChatSession
 from knowledge.skills.store import SkillStore
@@ -70,7 +70,7 @@ def home(request: HttpRequest) -> HttpResponse:
     # reused so that visiting "/" again does not pile up empty chats. Unused: no message at all,
     # whatever its counter says (a chat made by an import or a script may hold rows it never counted).
     unused = ChatSession.objects.filter(
-        source="web", message_count=0, messages__isnull=True, ended_at=None, archived_at=None
+        source="web", message_count=0, messages__isnull=True, ended_at=None, archived_at=None, private=False
     )
     session = unused.first() or chat_service.create_session()
     return _chat_page(request, session, "home.html")
@@ -96,6 +96,7 @@ def new_chat(request: HttpRequest) -> HttpResponse:
     form = NewChatForm(request.POST)
     previous = form.previous() if form.is_valid() else None
     if previous is not None and previous.message_count == 0 and not previous.messages.exists():
+        private_chats.set_private(previous.pk, False)  # a fresh private one is reused as an ordinary chat
         return redirect("chat", session_id=previous.pk)  # already a fresh chat: reuse it
     if previous is not None and previous.ended_at is None:
         session_end.end_in_background(previous.pk, "new session")
