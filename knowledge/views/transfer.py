@@ -21,7 +21,7 @@ _MB = 1024 * 1024
 
 
 def _page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
-    ctx = {"nav": "overview", "imports": transfer.recent_imports(), "max_mb": transfer.MAX_ARCHIVE_BYTES // _MB}
+    ctx = {"nav": "settings", "imports": transfer.recent_imports(), "max_mb": transfer.MAX_ARCHIVE_BYTES // _MB}
     ctx.update(extra)
     return render(request, "knowledge/transfer.html", ctx, status=status)
 

@@ -1,6 +1,6 @@
 """PDFs and images attached in a real browser: a PDF's text is sent in the message and found by
 search; an image shows as a thumbnail, reaches the scripted model as an image part and is there
-after a reload; an edit keeps the question's image; the share page shows it; a model refusing
+after a reload; an edit keeps the question's image; a share link's page shows it; a model refusing
 images says so inline and keeps the text; a file too big gets the stated limit. axe on the chat
 page with attachments, at 1280 and 390 px."""
 
@@ -111,6 +111,8 @@ def test_an_edited_question_keeps_its_image_and_the_share_page_shows_it(page: Pa
     expect(page.locator("#messages .msg-user .md")).to_have_text("what does this chart show?")
     loaded(page, page.locator("#messages .msg-user .msg-images img"), 9)  # the earlier version keeps it too
     page.goto(f"/c/{chat}/share/")
+    page.click("#share-create")
+    page.goto(page.locator(".share-url").input_value())
     thumb = page.locator(".share-user .msg-images img")
     expect(thumb).to_have_attribute("alt", "chart.png")
     loaded(page, thumb, 9)

@@ -1,4 +1,4 @@
-"""One chat's own settings, its read-only share page and printing, and the settings page's model
+"""One chat's own settings, the read-only page its share link opens and printing, and the settings page's model
 key and Check button, at 1280 and 390 px in light and dark, with axe on each state."""
 
 from __future__ import annotations
@@ -86,13 +86,16 @@ def test_a_chats_instructions_and_temperature_reach_the_model(mode_page, llm: Sc
     assert not problems, "\n".join(problems)
 
 
-def test_a_chat_has_a_read_only_share_page_and_prints_without_controls(mode_page, daphne_server: LiveServer) -> None:  # noqa: F811
+def test_a_chats_share_link_shows_it_read_only_and_prints_without_controls(
+    mode_page, daphne_server: LiveServer
+) -> None:  # noqa: F811
     mode, width, page = mode_page
     chat = _server_python(daphne_server, SEED.replace("{mode}", mode))
     page.goto(f"/c/{chat}/")
     _open_chat_menu(page, width)
-    page.click("#share-link")
-    page.wait_for_url(f"**/c/{chat}/share/")
+    page.click("#share-open")
+    page.click("#share-create")
+    page.goto(page.locator(".share-url").input_value())
     expect(page.locator("#share-title")).to_have_text(f"Printable {mode}")
     expect(page.locator(".share-user")).to_contain_text("How do I list files?")
     expect(page.locator(".share-assistant pre")).to_contain_text("ls -la /var/log")
@@ -125,30 +128,31 @@ def test_settings_save_the_model_key_privately_and_check_the_server(
     page.goto("/settings/")
     # The browser tests' server has OPENAI_API_KEY set: the environment's key is the one in use.
     expect(page.locator("#key-in-use")).to_contain_text("from $OPENAI_API_KEY")
-    page.fill("#api-key-input", "sk has spaces")
-    page.click("#api-key-save")
-    expect(page.locator("#api-key-error")).to_contain_text("without spaces")
+    page.fill("#conn-key", "sk has spaces")
+    page.click("#connection-save")
+    expect(page.locator("#conn-err-key")).to_contain_text("without spaces")
     problems = blocking_violations(page, f"settings with a key error ({mode})")
 
     secret = f"sk-live-{mode}-abcdef9876"
-    page.fill("#api-key-input", secret)
-    page.click("#api-key-save")
-    expect(page.locator("#api-key-saved")).to_have_text("Key saved (ends …9876).")
+    page.fill("#conn-key", secret)
+    page.click("#connection-save")
+    expect(page.locator("#connection-saved")).to_contain_text("Saved to")
     expect(page.locator("#key-in-use")).to_contain_text("A key saved here (ending …9876) is used only without it.")
-    expect(page.locator("#api-key-input")).to_have_value("")
+    expect(page.locator("#conn-key")).to_have_value("")
     page.reload()
     assert secret not in page.content()  # never shown back in full
+    expect(page.locator("#connection-saved")).to_have_count(0)  # the banner follows a save only
     key_file = daphne_server.home / "api_key"
     assert key_file.read_text(encoding="utf-8").strip() == secret
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
 
-    page.click("#model-check-button")
+    page.click("#connection-check")
     expect(page.locator("#model-check")).to_contain_text("Connected")
     expect(page.locator('#model-check [data-step="chat"]')).to_contain_text("Plain chat: yes")
     problems += blocking_violations(page, f"settings with the check's result ({mode})")
 
     page.once("dialog", lambda d: d.accept())
-    page.click("#api-key-remove")
-    expect(page.locator("#api-key-saved")).to_have_text("The saved key was removed.")
+    page.click("#connection-remove-key")
+    expect(page.locator("#connection-remove-key")).to_have_count(0)
     assert not key_file.exists()
     assert not problems, "\n".join(problems)

@@ -21,11 +21,10 @@ NAV_LINKS = [
     "Overview",
     "Memory",
     "Skills",
+    "Inbox",
     "Search",
     "Changes",
     "Reviews",
-    "Pending",
-    "Import/export",
     "Settings",
 ]
 

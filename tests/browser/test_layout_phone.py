@@ -53,9 +53,10 @@ def test_the_phone_gives_the_conversation_the_screen_and_fingertip_controls(mode
     _chat_with_answers(page, llm)
     problems = blocking_violations(page, f"chat at {mode}")
     if width > 800:
-        # A wide window keeps every control in sight: the counters, Delete, the model and export row.
+        # A wide window keeps every control in sight: Delete, the model and export row, and the review
+        # counters' "Learning" disclosure.
         expect(page.locator("#chat-menu-toggle")).to_be_hidden()
-        for shown in ("#memory-counter", "#head-delete", "#model-input", "#export-md", "#chat-title button"):
+        for shown in ("#chat-internals > summary", "#head-delete", "#model-input", "#export-md", "#chat-title button"):
             expect(page.locator(shown)).to_be_visible()
         assert not problems, "\n".join(problems)
         return
@@ -74,6 +75,7 @@ def test_the_phone_gives_the_conversation_the_screen_and_fingertip_controls(mode
     toggle.click()
     expect(toggle).to_have_attribute("aria-expanded", "true")
     menu = page.locator("#chat-menu")
+    page.locator("#chat-internals > summary").click()  # the review counters, one level down
     for shown in ("#memory-counter", "#head-delete", "#model-input", "#export-md", "#export-json", "#menu-rename"):
         expect(menu.locator(shown)).to_be_in_viewport()
     expect(page.locator("#memory-counter")).to_contain_text("Memory review in")

@@ -291,3 +291,40 @@ def test_payloads_in_every_store_render_inertly_on_every_page(
     page.wait_for_timeout(800)
     watched.check("sidebar search")
     assert watched.dialogs == []
+
+
+SHARE_SEED = """
+import json
+from knowledge import share_links
+from knowledge.models import ChatSession, Message
+payloads = json.loads({payloads!r})
+s = ChatSession.objects.create(title=payloads[0][:200])
+parent = None
+for i, p in enumerate(payloads):
+    parent = Message.objects.create(session=s, role="user", content=f"shared {{i}} {{p}}", parent=parent)
+    parent = Message.objects.create(session=s, role="assistant", content=f"{{p}} shared answer", parent=parent)
+ChatSession.objects.filter(pk=s.pk).update(leaf_id=parent.pk)
+print(s.pk, share_links.create(s.pk, None).token)
+"""
+
+
+def test_payloads_in_a_shared_chat_are_inert_for_its_reader(
+    browser, watched: Watch, daphne_server: LiveServer, screenshot
+) -> None:
+    """The public share page renders the corpus through the same sanitising Markdown, under the same
+    CSP, for a reader who is not logged in; the owner's share panel for that chat does too."""
+    payloads = json.dumps([p.replace("\x00", "\ufffd") for p in PAYLOADS])
+    session_id, token = server_python(daphne_server, SHARE_SEED.format(payloads=payloads)).split()
+    watched.visit(f"/c/{session_id}/share/")
+    reader = browser.new_context(base_url=daphne_server.url)  # no login
+    try:
+        reader.add_init_script(CSP_RECORDER_JS)
+        page = reader.new_page()
+        watch = Watch(page)
+        watch.visit(f"/s/{token}/")
+        expect(page.locator(".share-assistant").first).to_contain_text("<script>window.__xss=1</script>")
+        expect(page.locator(".share-user")).to_have_count(len(PAYLOADS))
+        assert page.locator("nav, form, textarea").count() == 0
+        screenshot("security-xss-share", page, full_page=False)
+    finally:
+        reader.close()
