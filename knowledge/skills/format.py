@@ -137,7 +137,8 @@ def _size_warnings(text: str, description: str) -> list[str]:
     if len(description) > MAX_DESCRIPTION_CHARS:
         warnings.append(
             f"The description is {len(description):,} characters, over the Agent Skills limit of "
-            f"{MAX_DESCRIPTION_CHARS:,}; the index shows it truncated."
+            f"{MAX_DESCRIPTION_CHARS:,}: the skill is used and its file kept whole; the skills list in the system "
+            f"prompt shows the description truncated to {MAX_DESCRIPTION_CHARS:,} characters."
         )
     return warnings
 

@@ -285,3 +285,48 @@ def test_import_checks_the_limit_before_scanning_each_entry(home: Path, tmp_path
     assert len(memory_items) == 2000
     assert all(i.outcome == "rejected" and "over the limit" in i.reason for i in memory_items[2:])
     assert len(MemoryStore().entries("memory")) <= 2
+
+
+def _over_long_description(length: int) -> str:
+    """A description spread over lines as a YAML block, as Anthropic's claude-api skill writes its 1,068
+    characters: what it covers, when to use it, when not."""
+    lines = [
+        "Reference for the Example API and its SDK: model ids, pricing, parameters, streaming, tool use.",
+        "USE whenever the task names the Example API or its SDK, or asks about its limits or prices.",
+        "SKIP when another provider is named in the request or found in the project's imports.",
+    ]
+    text = "\n".join(lines)
+    filler = " Also for batches, caching, token counting and migrations between model versions."
+    while len(text) < length:
+        text += filler
+    text = text[: length - 1].rstrip()  # no trailing space for YAML to keep or drop
+    return text + "." * (length - len(text))
+
+
+def test_a_description_over_the_limit_imports_whole_with_a_notice_and_a_truncated_index_line(
+    auth_client, home: Path, tmp_path: Path
+) -> None:
+    description = _over_long_description(1068)
+    assert len(description) == 1068
+    block = "\n".join("  " + line for line in description.split("\n"))
+    text = f"---\nname: example-api\ndescription: |-\n{block}\nlicense: Complete terms in LICENSE.txt\n---\n\n# Example API\n\nRead the reference first.\n"
+    folder = tmp_path / "hermes" / "skills" / "example-api"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    (folder / "LICENSE.txt").write_text("Terms.\n", encoding="utf-8")
+    page = auth_client.post("/transfer/import/", {"path": str(tmp_path / "hermes")}).content.decode()
+    assert "The description is 1,068 characters, over the Agent Skills limit of 1,024" in page
+    (item,) = [i for i in transfer.recent_imports()[0].items if i.kind == "skill"]
+    assert item.outcome == "added" and "its file kept whole" in item.reason
+    # The file is kept whole, and the skill is usable through the tools.
+    imported = home / "skills" / "example-api" / "SKILL.md"
+    assert imported.read_text(encoding="utf-8") == text
+    store = SkillStore()
+    info = store.get("example-api")
+    assert info.usable and store.read("example-api") == text
+    assert store.files("example-api") == ["LICENSE.txt"]
+    # The prompt's skills list gets the description cut to the limit.
+    (line,) = [ln for ln in store.render_index().splitlines() if ln.startswith("- example-api: ")]
+    shown = line.removeprefix("- example-api: ")
+    assert len(shown) <= 1024 and shown.endswith("…")
+    assert shown.startswith("Reference for the Example API and its SDK: model ids, pricing")
