@@ -27,7 +27,7 @@ from agent.llm import LLMError
 from agent.loop import AgentLoop, ModelClient, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
 from hermes_site.config import Config
-from knowledge import versions
+from knowledge import private_chats, versions
 from knowledge.models import ChatSession
 from knowledge.prompt import build_system_prompt
 
@@ -82,13 +82,17 @@ def flush_request(config: Config) -> str:
 
 
 def flush_memory(agent: AgentSession) -> bool:
-    """One model call offering only `memory`; returns True if a flush ran."""
+    """One model call offering only `memory`; returns True if a flush ran (never for a private chat)."""
     config = agent.config
     min_turns = config.memory.flush_min_turns
     memory_on = config.memory_on
     if min_turns == 0 or not memory_on or "memory" not in agent.registry:
         return False
     if agent.user_turn_count() < min_turns:
+        return False
+    # A private chat is never flushed; read from the row, as a chat switched on another page or
+    # worker since this agent's last turn is private too (knowledge/private_chats.py).
+    if private_chats.is_private(agent.session.pk):
         return False
     scratch = list(agent.messages) + [{"role": "user", "content": flush_request(config)}]
     ctx = ToolContext(

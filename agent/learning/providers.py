@@ -129,6 +129,10 @@ PROVIDERS: dict[str, Callable[[str], MemoryProvider]] = {"session_recall": Sessi
 class ProviderManager:
     def __init__(self, providers: list[MemoryProvider]) -> None:
         self.providers = providers
+        # A private chat (knowledge/private_chats.py) is kept from every provider: none is asked
+        # for context (its question would leave the chat) nor told its turns or its end. The
+        # runner sets it from the stored chat at each turn and at the session's end.
+        self.private = False
 
     @classmethod
     def from_config(cls, name: str, session_id: str) -> ProviderManager:
@@ -136,6 +140,8 @@ class ProviderManager:
         return cls([PROVIDERS[n](session_id) for n in names if n in PROVIDERS])
 
     def _each(self, what: str, fn: Callable[[MemoryProvider], Any]) -> list[Any]:
+        if self.private and what != "shutdown":
+            return []
         out = []
         for p in self.providers:
             try:
