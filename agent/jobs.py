@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 # Threads per kind of job on the embedded default. Reviews and session ends are model calls that
 # can take a while; titles are one short completion.
-POOL_SIZES = {"review": 4, "session-end": 2, "title": 2}
+POOL_SIZES = {"review": 4, "session-end": 2, "title": 2, "recall": 1}
 
 _pools: dict[str, ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
@@ -63,6 +63,14 @@ def start(task: Task[Any, Any], *args: Any, kind: str, here: Callable[[], Any] |
         return None
     future = _pool(kind).submit(_run, here or partial(task.call, *args))
     future.add_done_callback(partial(_report_crash, task.name))
+    return future
+
+
+def run_here(kind: str, job: Callable[[], Any]) -> Future[Any]:
+    """Run `job` on this process's pool of `kind` whatever the queue: work every process shares out
+    by itself through a claim in the database (the embedding of past messages, agent/recall.py)."""
+    future = _pool(kind).submit(_run, job)
+    future.add_done_callback(partial(_report_crash, kind))
     return future
 
 

@@ -34,6 +34,7 @@ class MessageHit:
     role: str
     created_at: datetime | None
     snippet: str
+    by_meaning: bool = False  # found by meaning only: its words do not match the query
 
 
 @dataclass
@@ -55,6 +56,7 @@ class SearchPage:
     total_capped: bool  # True: "COUNT_CAP+" matches
     searchable: bool = True  # False when the query had nothing to search for
     titles: list[TitleHit] = field(default_factory=list)  # sessions titled so, on the first page
+    meaning: bool = False  # hits by meaning took part (False: search was by words only)
 
     @classmethod
     def capped(cls, query: str, results: list[MessageHit], total: int) -> SearchPage:
@@ -86,7 +88,7 @@ class SessionHit:
     message_id: int  # its best-matching message, or 0 when only the title matches
     snippet: str
     context: list[ContextMessage] = field(default_factory=list)
-    matched: str = "message"  # "title": the session's title matches the query
+    matched: str = "message"  # "title": the session's title matches the query; "meaning": only by meaning
 
 
 @dataclass

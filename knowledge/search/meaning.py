@@ -1,0 +1,206 @@
+"""Search by meaning: the stored messages nearest to a query's embedding (docs/DECISIONS.md,
+record 24).
+
+The vectors are in the database (knowledge/vectors.py), written in the background by
+agent/recall.py. Each process keeps the vectors of the model in use in memory as int8 (384 bytes
+a message for a 384-dimension model), appends the new ones before each search, and scans them
+exactly: every vector is scored. The best candidates are then read again from the database —
+which drops messages deleted or filtered out, and rescores them exactly in float32 — so the
+in-memory copy only has to be a superset.
+
+This package never calls a model server: the agent registers the one that embeds a query
+(`register`, from agent/apps.py), as it registers the appliers of approved writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import connection
+
+from knowledge.search.filters import Filters, filter_sql
+from knowledge.search.schema import MESSAGES, SESSIONS
+from knowledge.vectors import MessageVector, RecallProgress, Vector, unpack
+
+log = logging.getLogger(__name__)
+
+# Below this cosine a message is not "about" the query: a hit by meaning must be at least this
+# near (all-MiniLM-L6-v2 puts unrelated sentences around 0.0–0.2, paraphrases mostly above 0.3).
+MIN_SIMILARITY = 0.2
+CANDIDATES = 400  # nearest by the int8 scan, rescored exactly and filtered in one query
+ROUNDS = 4  # further blocks of candidates read when filters leave too few
+CHUNK = 32768  # rows converted to float32 at a time by the scan (bounded scratch memory)
+ROLES = ("user", "assistant")  # the messages that are embedded: what the person and the agent said
+
+
+@dataclass(frozen=True)
+class Embedder:
+    """How this process embeds a query, as the agent configured it."""
+
+    space: str  # the vectors' model ("<model> @ <server>"); "" when search is by words only
+    why_not: str  # why search is by words only, in the person's words ("" when it is not)
+    embed: Callable[[list[str]], list[list[float]] | None] | None = None  # None: the server cannot
+
+    @property
+    def on(self) -> bool:
+        return bool(self.space) and self.embed is not None
+
+
+WORDS_ONLY = Embedder("", "no embedding model is set (embeddings.model in config.yaml)")
+_provider: Callable[[], Embedder] = lambda: WORDS_ONLY  # noqa: E731  (replaced at start-up)
+
+
+def register(provider: Callable[[], Embedder]) -> None:
+    """The agent's way to embed (agent/apps.py); read anew for each search, so a changed setting
+    applies at once."""
+    global _provider
+    _provider = provider
+
+
+def embedder() -> Embedder:
+    return _provider()
+
+
+def query_vector(text: str) -> tuple[str, Vector] | None:
+    """(space, unit vector) of `text`, or None when search is by words only or the server failed
+    (then the words alone answer: a search never fails for lack of meaning)."""
+    current = embedder()
+    if not current.on or not text.strip() or current.embed is None:
+        return None
+    try:
+        found = current.embed([text])
+    except Exception as exc:  # noqa: BLE001  (any failure of the server: the words still answer)
+        log.warning("embedding a search failed, searching by words only: %s", exc)
+        return None
+    if not found:
+        return None
+    v = np.asarray(found[0], dtype=np.float32)
+    norm = float(np.linalg.norm(v))
+    return (current.space, v / norm) if norm > 0 else None
+
+
+class _Space:
+    """The int8 copy of one model's vectors held by this process."""
+
+    def __init__(self) -> None:
+        self.ids = np.empty(0, dtype=np.int64)
+        self.codes = np.empty((0, 0), dtype=np.int8)
+        self.last_id = 0
+        self.written = -1  # RecallProgress.embedded when last read: a smaller one means start again
+        self.lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes + self.codes.nbytes)
+
+    def refresh(self, space: str) -> None:
+        progress = RecallProgress.objects.filter(model=space).values_list("embedded", flat=True).first()
+        written = int(progress or 0)
+        if written < self.written:  # rows went away (a restored database, a test's rollback)
+            self.__init__()  # type: ignore[misc]
+        if written == self.written:
+            return
+        rows = MessageVector.objects.filter(model=space, message_id__gt=self.last_id).order_by("message_id")
+        ids: list[int] = []
+        blocks: list[np.ndarray[Any, Any]] = []
+        for mid, blob in rows.values_list("message_id", "vector").iterator(chunk_size=2000):
+            ids.append(mid)
+            blocks.append(np.clip(np.rint(unpack(blob) * 127.0), -127, 127).astype(np.int8))
+        if blocks:
+            new = np.vstack(blocks)
+            self.codes = new if self.codes.size == 0 else np.vstack([self.codes, new])
+            self.ids = np.concatenate([self.ids, np.asarray(ids, dtype=np.int64)])
+            self.last_id = ids[-1]
+        self.written = written
+
+    def scores(self, q: Vector) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """Approximate cosine of every vector with `q` (int8 codes, so within about 0.01)."""
+        out = np.empty(len(self.ids), dtype=np.float32)
+        for start in range(0, len(self.ids), CHUNK):
+            out[start : start + CHUNK] = self.codes[start : start + CHUNK].astype(np.float32) @ q
+        return out / np.float32(127.0)
+
+
+_spaces: dict[str, _Space] = {}
+_spaces_lock = threading.Lock()
+
+
+def _space(name: str) -> _Space:
+    with _spaces_lock:
+        for other in [k for k in _spaces if k != name]:
+            del _spaces[other]  # another model's vectors: never compared again in this process
+        return _spaces.setdefault(name, _Space())
+
+
+def memory_bytes() -> int:
+    """What the in-memory vectors of this process take."""
+    return sum(s.nbytes for s in _spaces.values())
+
+
+@dataclass(frozen=True)
+class Near:
+    message_id: int
+    session_id: str
+    similarity: float
+
+
+def nearest(
+    space: str, q: Vector, filters: Filters, limit: int, *, leave_out_sql: list[tuple[str, list[Any]]] | None = None
+) -> list[Near]:
+    """The `limit` messages nearest to `q` (a unit vector of `space`) that pass `filters`, nearest
+    first, none below MIN_SIMILARITY. `leave_out_sql`: SQL selecting ids of messages that must
+    not be found (an exclusion's matches)."""
+    held = _space(space)
+    with held.lock:
+        held.refresh(space)
+        if not len(held.ids) or held.codes.shape[1] != len(q):
+            return []
+        approx = held.scores(q)
+        # A margin under the threshold: the int8 score may be a little under the exact one.
+        above = np.flatnonzero(approx >= MIN_SIMILARITY - 0.02)
+        order = above[np.argsort(-approx[above], kind="stable")]
+        ranked_ids = held.ids[order]
+    found: list[Near] = []
+    for block in range(ROUNDS):
+        ids = [int(i) for i in ranked_ids[block * CANDIDATES : (block + 1) * CANDIDATES]]
+        if not ids:
+            break
+        found += _checked(space, q, ids, filters, leave_out_sql or [])
+        if len(found) >= limit:
+            break
+    found.sort(key=lambda n: -n.similarity)
+    return found[:limit]
+
+
+def _checked(
+    space: str, q: Vector, ids: list[int], filters: Filters, leave_out: list[tuple[str, list[Any]]]
+) -> list[Near]:
+    """The candidates that still exist and pass the filters, scored exactly from their stored
+    vectors."""
+    where, params = filter_sql(filters)
+    where = [f"m.role IN ({', '.join(['%s'] * len(ROLES))})", *where]
+    params = [*ROLES, *params]
+    for sql, sql_params in leave_out:
+        where.append(f"m.id NOT IN ({sql})")
+        params.extend(sql_params)
+    join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if filters.needs_session else ""
+    placeholders = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT v.message_id, m.session_id, v.vector FROM {MessageVector._meta.db_table} v "
+            f"JOIN {MESSAGES} m ON m.id = v.message_id{join} "
+            f"WHERE v.model = %s AND v.message_id IN ({placeholders})" + "".join(f" AND {w}" for w in where),
+            [space, *ids, *params],
+        )
+        rows = cur.fetchall()
+    out = []
+    for mid, sid, blob in rows:
+        v = unpack(blob)
+        if len(v) == len(q) and (similarity := float(v @ q)) >= MIN_SIMILARITY:
+            out.append(Near(int(mid), str(sid), similarity))
+    return out

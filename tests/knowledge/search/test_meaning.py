@@ -1,0 +1,183 @@
+"""Recall by meaning: past messages embedded in the background by the configured model (the
+scripted server's real all-MiniLM-L6-v2), found by the search page's function and the agent's
+tool beside their words."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from agent import recall
+from knowledge.models import ChatSession, Message
+from knowledge.search import meaning as search_meaning
+from knowledge.search import search_messages, search_sessions
+from knowledge.vectors import MessageVector, RecallProgress
+from tests.conftest import write_config
+from tests.fakellm import ScriptedLLM
+
+pytestmark = pytest.mark.django_db
+
+FLAKY = "We agreed to rerun the integration suite automatically because it keeps failing at random."
+CAKE = "For the birthday I will bake a lemon drizzle cake with poppy seeds."
+OTHER = [
+    "Please book a table for four at the ramen place on Friday evening.",
+    "My bicycle's rear brake squeaks when it rains.",
+    "Tuesday's dentist appointment moved to Thursday afternoon.",
+]
+
+
+@pytest.fixture
+def embedding(llm: ScriptedLLM, home: Path) -> ScriptedLLM:
+    """The scripted server embeds, and config.yaml names its embedding model."""
+    llm.serve_embeddings()
+    write_config(home, "embeddings:\n  model: all-minilm\n")
+    return llm
+
+
+def _chat(*texts: str, private: bool = False, role: str = "user") -> ChatSession:
+    session = ChatSession.objects.create(title="", private=private)
+    for text in texts:
+        Message.objects.create(session=session, role=role, content=text)
+    return session
+
+
+def _embed_all() -> recall.RoundResult:
+    return recall.embed_backlog()
+
+
+def test_a_paraphrase_finds_what_its_words_cannot(embedding):
+    _chat(FLAKY)
+    _chat(CAKE, *OTHER)
+    result = _embed_all()
+    assert result.embedded == 5 and not result.error
+    page = search_messages("what did we decide about the unreliable CI tests")
+    assert page.meaning
+    assert [h.snippet for h in page.results][:1] == [FLAKY]
+    assert page.results[0].by_meaning  # none of its words are in the query
+    assert page.total >= 1
+
+
+def test_without_an_embedding_model_search_is_by_words_only(llm, home):
+    llm.serve_embeddings()
+    _chat(FLAKY)
+    assert _embed_all().embedded == 0
+    assert MessageVector.objects.count() == 0
+    page = search_messages("unreliable CI tests")
+    assert not page.meaning and page.total == 0
+    assert "no embedding model" in search_meaning.embedder().why_not
+    assert search_messages("integration suite").total == 1  # words still find it
+
+
+def test_a_server_without_embeddings_leaves_search_by_words(llm, home):
+    write_config(home, "embeddings:\n  model: all-minilm\n")  # the server answers 404 to /embeddings
+    _chat(FLAKY)
+    assert _embed_all().error
+    assert not search_meaning.embedder().on
+    assert "no embeddings" in search_meaning.embedder().why_not
+    assert not search_messages("unreliable CI tests").meaning
+
+
+def test_a_hit_by_words_and_meaning_comes_first_and_is_not_marked(embedding):
+    _chat("The flaky integration suite is retried twice by pytest-rerunfailures.")
+    _chat("Our CI pipeline is flaky: the integration tests fail at random.")
+    _chat(CAKE, *OTHER)
+    _embed_all()
+    page = search_messages("flaky integration")
+    assert page.meaning
+    both = [h for h in page.results if not h.by_meaning]
+    assert len(both) == 2 and page.results[0] in both  # found by words: ranked first, not marked
+    assert all("cake" not in h.snippet for h in page.results)  # unrelated text stays out
+
+
+def test_an_excluded_word_excludes_hits_by_meaning_too(embedding):
+    _chat("The integration suite fails at random, so pytest-rerunfailures reruns it.")
+    _chat("Our pipeline keeps failing at random on the integration tests, so annoying.")
+    _embed_all()
+    by_meaning = search_messages("randomly breaking test runs")
+    assert len(by_meaning.results) == 2 and all(h.by_meaning for h in by_meaning.results)
+    left_out = search_messages("randomly breaking test runs -pytest-rerunfailures")
+    assert [h.snippet for h in left_out.results] == [
+        "Our pipeline keeps failing at random on the integration tests, so annoying."
+    ]
+
+
+def test_with_syntax_hits_by_words_keep_their_order_before_meaning(embedding):
+    _chat("Friday: ramen for four, booked.")
+    _chat("I reserved a restaurant table for the weekend dinner with friends.")
+    _chat(CAKE)
+    _embed_all()
+    page = search_messages('"ramen" OR sushi')
+    assert page.results[0].snippet.replace("\x02", "").replace("\x03", "").startswith("Friday")
+    assert not page.results[0].by_meaning
+    assert all(h.by_meaning for h in page.results[1:])
+
+
+def test_private_chats_are_never_embedded_nor_found_by_meaning(embedding):
+    secret = _chat(FLAKY, private=True)
+    _chat(CAKE)
+    _embed_all()
+    assert not MessageVector.objects.filter(message__session=secret).exists()
+    assert all(h.session_id != secret.id for h in search_messages("unreliable CI tests").results)
+
+
+def test_a_chat_made_private_loses_its_vectors(embedding):
+    chat = _chat(FLAKY)
+    _embed_all()
+    assert MessageVector.objects.filter(message__session=chat).exists()
+    ChatSession.objects.filter(id=chat.id).update(private=True)
+    assert search_messages("unreliable CI tests").results == []
+    _embed_all()
+    assert not MessageVector.objects.filter(message__session=chat).exists()
+
+
+def test_the_work_resumes_from_its_mark_and_embeds_each_message_once(embedding):
+    _chat(*[f"note {i}: {text}" for i, text in enumerate(OTHER * 30)])  # 90 messages
+    first = recall.embed_backlog(max_batches=1)
+    assert first.embedded == recall.BATCH
+    requests = len(embedding.embedding_requests)
+    rest = _embed_all()
+    assert rest.embedded == 90 - recall.BATCH
+    assert MessageVector.objects.count() == 90
+    assert len(embedding.embedding_requests) == requests + 2  # 58 more texts: two requests
+    assert _embed_all().embedded == 0  # nothing new: no request
+    assert len(embedding.embedding_requests) == requests + 2
+
+
+def test_tool_output_and_empty_messages_are_not_embedded(embedding):
+    session = _chat(FLAKY)
+    Message.objects.create(session=session, role="tool", content="ran 42 tests, 2 reruns")
+    Message.objects.create(session=session, role="assistant", content="", tool_calls=[{"id": "x"}])
+    _embed_all()
+    assert MessageVector.objects.count() == 1
+
+
+def test_it_waits_while_a_chat_is_writing_an_answer(embedding):
+    _chat(FLAKY)
+    busy = _chat(CAKE)
+    now = timezone.now()
+    ChatSession.objects.filter(id=busy.id).update(turn_lease_until=now + timedelta(seconds=12), turn_worker="x:1")
+    waited = recall.embed_backlog(now=now)
+    assert waited.waited and waited.embedded == 0
+    later = recall.embed_backlog(now=now + timedelta(seconds=30))  # the turn's lease ran out
+    assert later.embedded == 2
+
+
+def test_a_new_model_embeds_everything_again(embedding, home):
+    _chat(FLAKY, CAKE)
+    _embed_all()
+    write_config(home, "embeddings:\n  model: another-model\n")
+    assert _embed_all().embedded == 2
+    assert set(MessageVector.objects.values_list("model", flat=True)) == {f"another-model @ {embedding.base_url}"}
+    assert list(RecallProgress.objects.values_list("model", flat=True)) == [f"another-model @ {embedding.base_url}"]
+
+
+def test_the_agents_tool_finds_a_session_by_meaning(embedding):
+    flaky = _chat("Can we stop the nightly build from failing at random?", FLAKY)
+    _chat(CAKE, *OTHER)
+    _embed_all()
+    hits = search_sessions("what did we decide about the unreliable CI tests")
+    assert hits and hits[0].session_id == flaky.id
+    assert hits[0].matched == "meaning"
