@@ -84,6 +84,19 @@ def test_create_by_hand(auth_client, home):
     assert KnowledgeChange.objects.filter(target="git-bisect", actor="user", action="create").exists()
 
 
+def test_a_skill_pasted_with_a_description_over_the_limit_is_created_with_a_notice(auth_client, home):
+    # As an import: Anthropic's claude-api skill has a 1,068-character description.
+    description = "Reference for the Example API. " * 34 + "It ends here."
+    assert len(description) > 1024
+    text = skill_md("example-api", description)
+    resp = auth_client.post("/skills/new/", {"name": "example-api", "content": text})
+    assert resp.status_code == 302 and resp["Location"] == "/skills/example-api/"
+    assert skill_file(home, "example-api").read_text(encoding="utf-8") == text
+    detail = auth_client.get("/skills/example-api/").content.decode()
+    assert f"The description is {len(description):,} characters, over the Agent Skills limit of 1,024" in detail
+    assert SkillStore().get("example-api").usable
+
+
 def test_create_with_bad_frontmatter_shows_the_reason(auth_client, home):
     resp = auth_client.post(
         "/skills/new/", {"name": "oops", "content": "---\nname: other\ndescription: x\n---\nbody\n"}
