@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledge.models import ChatSession
-
 HEADING = "## The person's instructions for this chat"
 
 
@@ -22,11 +20,3 @@ def with_instructions(messages: list[dict[str, Any]], instructions: str) -> list
     system = str(messages[0].get("content") or "")
     joined = f"{system}\n\n{HEADING}\n{instructions.strip()}" if system else f"{HEADING}\n{instructions.strip()}"
     return [{**messages[0], "content": joined}, *messages[1:]]
-
-
-def current(session: ChatSession) -> tuple[str, float | None]:
-    """The chat's instructions and temperature as stored now (saved from any worker since it loaded)."""
-    row = ChatSession.objects.filter(pk=session.pk).values("instructions", "temperature").first()
-    if row is None:
-        return session.instructions, session.temperature
-    return str(row["instructions"]), row["temperature"]

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from django.db import close_old_connections
@@ -45,9 +45,6 @@ from knowledge.skills.store import SkillStore
 
 log = logging.getLogger(__name__)
 
-# The session columns that tell whether a cached agent still matches the stored session.
-CURRENT_FIELDS = ("message_count", "compression_count", "revision")
-
 
 @dataclass
 class TurnStarted:
@@ -65,6 +62,33 @@ class TurnSaved:
     review_spawned: bool
     turns_until_memory_review: int | None
     iters_until_skill_review: int | None
+
+
+@dataclass(frozen=True)
+class TurnShape:
+    """What the stored chat says about its next turn, read in one query when the turn starts.
+
+    The counts tell whether an agent's conversation is still the stored one (another server
+    process may have answered, compressed or switched versions); the rest are the chat's own
+    settings, which the settings panel or the model menu may have changed on any worker.
+    `AgentSession.is_current` and `AgentSession.follow` are the only readers."""
+
+    message_count: int
+    compression_count: int
+    revision: int
+    model: str
+    instructions: str
+    temperature: float | None
+
+    @classmethod
+    def read(cls, session_id: str) -> TurnShape | None:
+        """The chat's shape as stored now; None when it no longer exists."""
+        row = ChatSession.objects.filter(pk=session_id).values(*(f.name for f in fields(cls))).first()
+        return (
+            None
+            if row is None
+            else cls(**{**row, "model": row["model"] or "", "instructions": str(row["instructions"])})
+        )
 
 
 RunnerEvent = Event | TurnStarted | TurnSaved
@@ -159,18 +183,29 @@ class AgentSession:
             self._client.temperature = self.session.temperature
         return self._client
 
-    def is_current(self, row: dict[str, Any] | None = None) -> bool:
-        """Whether nothing changed this session since this agent loaded it (a turn or a compression
-        by another server process, a deletion): a cached agent that is not current is reopened.
-        `row`: the session's CURRENT_FIELDS just read by the caller (None: read them here)."""
-        if row is None:
-            row = ChatSession.objects.filter(pk=self.session.pk).values(*CURRENT_FIELDS).first()
+    def is_current(self, shape: TurnShape | None) -> bool:
+        """Whether the stored chat (`shape`, just read) is still the conversation this agent holds:
+        no turn or compression by another server process, no other version chosen, not deleted.
+        An agent that is not current is reopened from the stored rows."""
         return (
-            row is not None
-            and row["message_count"] == self.known_messages
-            and row["compression_count"] == self.session.compression_count
-            and row["revision"] == self.session.revision
+            shape is not None
+            and shape.message_count == self.known_messages
+            and shape.compression_count == self.session.compression_count
+            and shape.revision == self.session.revision
         )
+
+    def follow(self, shape: TurnShape | None) -> None:
+        """Bring this current agent up to everything else that governs its next turn: the config
+        saved since (on any worker), the chat's model, instructions and temperature (`shape`), and
+        the API key; the model client is closed when what it was made with changed."""
+        self._follow_config()
+        if shape is not None:
+            self.session.instructions, self.session.temperature = shape.instructions, shape.temperature
+            if shape.model != self.session.model:
+                self.session.model = shape.model
+                self.close()  # the next call gets a client for the chat's model
+        if self._client is not None and self.config.api_key != self._client_key:
+            self.close()  # a key saved on the settings page since: the next call uses it
 
     def close(self) -> None:
         if self._client is not None:
@@ -182,15 +217,17 @@ class AgentSession:
         return int(self.session.user_turn_count)
 
     def run_turn(
-        self, user_text: str, interrupt: threading.Event | None = None, request: chat_versions.TurnRequest | None = None
+        self,
+        user_text: str,
+        interrupt: threading.Event | None = None,
+        request: chat_versions.TurnRequest | None = None,
+        shape: TurnShape | None = None,
     ) -> Iterator[RunnerEvent]:
-        """A new question, or (`request`) an edit, a regenerated or continued answer (agent/chat/versions.py)."""
-        self._follow_config()
+        """A new question, or (`request`) an edit, a regenerated or continued answer (agent/chat/versions.py).
+
+        `shape`: the chat as the caller just read it (None: read here)."""
+        self.follow(shape if shape is not None else TurnShape.read(self.session.pk))
         request = request or chat_versions.TurnRequest()
-        # The chat's own settings as saved now: the settings panel may have changed them on any worker.
-        self.session.instructions, self.session.temperature = chat_settings.current(self.session)
-        if self._client is not None and self.config.api_key != self._client_key:
-            self.close()  # a key saved on the settings page since: the next call uses it
         limit = self.config.agent.max_message_chars
         error = message_error(user_text, limit, len(request.images)) if request.needs_text else None
         if error is not None:

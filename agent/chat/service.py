@@ -13,16 +13,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from django.db import close_old_connections
 
 from agent.chat.frames import Frame, TurnFrames
-from agent.chat.runner import CURRENT_FIELDS, AgentSession, InputTooLarge, default_client_factory
+from agent.chat.runner import AgentSession, InputTooLarge, TurnShape, default_client_factory
 from agent.chat.versions import TurnRequest
 from agent.llm import LLMError
 from agent.loop import ModelClient
-from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge.history import runs, turns
 from knowledge.history.heartbeat import LeaseKeeper
@@ -74,11 +72,12 @@ class _Agents:
         self._agents: OrderedDict[str, AgentSession] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, session_id: str, row: dict[str, Any] | None = None) -> AgentSession:
-        """`row`: the session's columns just read (AgentSession.is_current), or None to read them."""
+    def get(self, session_id: str, shape: TurnShape | None) -> AgentSession:
+        """The cached agent if it is still current for the stored chat (`shape`, just read), else
+        the chat reopened from its stored rows."""
         with self._lock:
             agent = self._agents.pop(session_id, None)
-        if agent is None or not agent.is_current(row):
+        if agent is None or not agent.is_current(shape):
             if agent is not None:
                 agent.close()
             agent = AgentSession.open(
@@ -112,27 +111,13 @@ def session_client_factory(session_id: str) -> Callable[[Config, str | None], Mo
 _agents = _Agents()
 
 
-def _agent_for_turn(session_id: str) -> AgentSession:
-    """The cached agent, with a client for the chat's model even if it was changed since (on
-    any server process). Called while this turn holds the session's lease, so no turn is using
-    the client that gets closed."""
-    # One read of the row for both checks (each query costs more in Django than in SQLite).
-    row = ChatSession.objects.filter(pk=session_id).values(*CURRENT_FIELDS, "model").first()
-    if row is None:
+def _agent_for_turn(session_id: str) -> tuple[AgentSession, TurnShape]:
+    """The agent for this turn and the chat's shape it follows (one read of the row). Called
+    while this turn holds the session's lease, so no turn is using a client that gets closed."""
+    shape = TurnShape.read(session_id)
+    if shape is None:
         raise ChatSession.DoesNotExist(f"chat session {session_id} does not exist")
-    agent = _agents.get(session_id, row)
-    current = hermes_config.get()
-    if agent.config is not current:
-        # The config was saved since this agent opened (a model set up on the first-run panel
-        # or in settings): a chat tried before setup must answer after it, not keep its old
-        # config and the client that failed with it.
-        agent.config = current
-        agent.close()
-    stored = row["model"] or ""
-    if stored != agent.session.model:
-        agent.session.model = stored
-        agent.close()
-    return agent
+    return _agents.get(session_id, shape), shape
 
 
 # Interrupt flags of the turns running on this process's threads, by session id.
@@ -211,9 +196,9 @@ def _drive_turn(
     session_id: str, text: str, interrupt: threading.Event, emit: Emit, request: TurnRequest | None = None
 ) -> None:
     try:
-        agent = _agent_for_turn(session_id)
+        agent, shape = _agent_for_turn(session_id)
         shaped = TurnFrames()  # this turn's answers rendered as they stream
-        for event in agent.run_turn(text, interrupt, request):
+        for event in agent.run_turn(text, interrupt, request, shape):
             for frame in shaped.frames(event):
                 if frame["type"] == "saved":
                     _saved_state(agent.session, frame)

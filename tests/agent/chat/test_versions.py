@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent.chat import export, presenter
-from agent.chat.runner import AgentSession, TurnStarted
+from agent.chat.runner import AgentSession, TurnShape, TurnStarted
 from agent.chat.versions import CONTINUE_PROMPT, TurnRequest, request_of
 from agent.learning.review import spawn_review
 from agent.loop import TurnDone
@@ -94,7 +94,7 @@ def test_continue_extends_the_stopped_answer_in_place(home, llm):
     done = next(e for e in events if isinstance(e, TurnDone))
     assert done.final_text == answer.content  # the page renders the whole answer
     assert [m["content"] for m in agent.messages[1:]] == ["How to deploy?", answer.content]  # no instruction
-    assert agent.is_current()
+    assert agent.is_current(TurnShape.read(agent.session.pk))
 
 
 def test_only_a_stopped_last_answer_can_be_continued_and_only_questions_edited(home, llm):
