@@ -290,23 +290,6 @@ def test_a_new_home_is_not_curated_at_once(store: SkillStore, home: Path) -> Non
     assert curator.run_pass(hermes_config.get(), NOW + timedelta(days=30)) is None
 
 
-def test_the_archive_folder_is_not_a_skill_anywhere(store: SkillStore, home: Path) -> None:
-    store.create("brew-coffee", skill_md("brew-coffee"), prov=REVIEW)
-    store.create("rotate-logs", skill_md("rotate-logs", "Rotate logs"), category="ops", prov=REVIEW)
-    archive.archive(store, "rotate-logs", PERSON)
-    assert not (home / "skills" / "ops").exists()  # the emptied category goes
-    assert [s.name for s in store.list()] == ["brew-coffee"]
-    assert [(a.name, a.was) for a in archive.archived(store)] == [("rotate-logs", "ops/rotate-logs")]
-    # A new skill of the same name, archived too, does not overwrite the first.
-    store.create("rotate-logs", skill_md("rotate-logs", "Rotate logs again"), prov=REVIEW)
-    archive.archive(store, "rotate-logs", PERSON)
-    assert sorted(a.folder for a in archive.archived(store)) == ["rotate-logs", "rotate-logs-2"]
-    archive.restore(store, "rotate-logs", PERSON)
-    assert store.get("rotate-logs").category == "ops"
-    with pytest.raises(archive.SkillError, match="exists again"):
-        archive.restore(store, "rotate-logs-2", PERSON)
-
-
 @pytest.mark.parametrize(
     ("text", "key"),
     [
