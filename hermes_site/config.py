@@ -195,13 +195,12 @@ def _section_values(section: str, values: Any) -> dict[str, Any] | None:
     return values
 
 
+HERMES_ONLY_KEYS = {"model": ("default", "provider"), "curator": ("prune_builtins", "backup")}
+
+
 def _known_key(section: str, key: str) -> bool:
     # Keys Hermes keeps in sections the dashboard shares; read by Hermes only, not worth a warning.
-    return (
-        f"{section}.{key}" in SETTINGS
-        or (section == "model" and key in ("default", "provider"))
-        or (section == "curator" and key in ("prune_builtins", "backup"))
-    )
+    return f"{section}.{key}" in SETTINGS or key in HERMES_ONLY_KEYS.get(section, ())
 
 
 def _section(name: str, raw: Any, warnings: list[str]) -> Section:
