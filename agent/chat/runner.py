@@ -37,7 +37,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from knowledge import private_chats, versions
+from knowledge import versions
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.skills import outcomes
@@ -79,6 +79,7 @@ class TurnShape:
     model: str
     instructions: str
     temperature: float | None
+    private: bool  # a private chat counts nothing toward a review (knowledge/private_chats.py)
 
     @classmethod
     def read(cls, session_id: str) -> TurnShape | None:
@@ -201,6 +202,7 @@ class AgentSession:
         self._follow_config()
         if shape is not None:
             self.session.instructions, self.session.temperature = shape.instructions, shape.temperature
+            self.session.private = self.counters.private = shape.private
             if shape.model != self.session.model:
                 self.session.model = shape.model
                 self.close()  # the next call gets a client for the chat's model
@@ -280,7 +282,6 @@ class AgentSession:
         return user_msg, turn, TurnStarted(user_msg.pk, user_msg.content, request.kind, answer_id)
 
     def _run_turn_locked(self, user_text: str, request: chat_versions.TurnRequest) -> Iterator[RunnerEvent]:
-        self._follow_private()
         self.counters.turn_started()
         user_msg, turn, started = self._open_turn(user_text, request)
         user_text = user_msg.content
@@ -347,11 +348,10 @@ class AgentSession:
             turn.final = event
 
     def _after_turn(self, user_text: str, turn: _Turn) -> TurnSaved:
-        private = self._follow_private()  # switched during the turn: nothing of it is learned either
         self.counters.turn_finished()
         final = turn.final
         interrupted = final is None or final.interrupted
-        if not private:  # an outcome's record goes to later skill reviews, with what the turn said
+        if not self.session.private:  # an outcome's record goes to later skill reviews, with what the turn said
             uses = turn.skills.uses(interrupted=interrupted, error=turn.error)
             outcomes.record_turn(self.session.pk, turn.user_message_id, turn.answer_id, uses)
         mem_flag, skill_flag = self.counters.take_flags()
@@ -374,15 +374,6 @@ class AgentSession:
             turns_until_memory_review=self.counters.turns_until_memory(),
             iters_until_skill_review=self.counters.iters_until_skill(),
         )
-
-    def _follow_private(self) -> bool:
-        """Whether the chat is private now, as stored (switched on any page or worker since): a
-        private chat counts nothing toward a review, tells the memory providers nothing and records
-        no skill outcome; the review, the flush and the write tools check the row themselves
-        (knowledge/private_chats.py)."""
-        private = private_chats.is_private(self.session.pk)
-        self.session.private = self.counters.private = self.providers.private = private
-        return private
 
     def _maybe_compress(self, messages: list[dict[str, Any]]) -> None:
         if needs_compression(self):
@@ -457,7 +448,6 @@ class AgentSession:
 
     def _end(self, reason: str) -> None:
         try:
-            self._follow_private()  # a private chat is neither flushed nor told to the providers
             flush_memory(self)
             self.providers.on_session_end_all(self.messages)
         except LLMError as exc:

@@ -25,6 +25,7 @@ from typing import Any
 
 from django.db import close_old_connections
 
+from knowledge import private_chats
 from knowledge.prompt import neutral_fences
 from knowledge.search import search_sessions
 from knowledge.search.snippets import snippet_to_text
@@ -127,20 +128,20 @@ PROVIDERS: dict[str, Callable[[str], MemoryProvider]] = {"session_recall": Sessi
 
 
 class ProviderManager:
-    def __init__(self, providers: list[MemoryProvider]) -> None:
+    def __init__(self, providers: list[MemoryProvider], session_id: str | None = None) -> None:
         self.providers = providers
-        # A private chat (knowledge/private_chats.py) is kept from every provider: none is asked
-        # for context (its question would leave the chat) nor told its turns or its end. The
-        # runner sets it from the stored chat at each turn and at the session's end.
-        self.private = False
+        self.session_id = session_id
 
     @classmethod
     def from_config(cls, name: str, session_id: str) -> ProviderManager:
         names = [n.strip() for n in name.split(",") if n.strip()]
-        return cls([PROVIDERS[n](session_id) for n in names if n in PROVIDERS])
+        return cls([PROVIDERS[n](session_id) for n in names if n in PROVIDERS], session_id)
 
     def _each(self, what: str, fn: Callable[[MemoryProvider], Any]) -> list[Any]:
-        if self.private and what != "shutdown":
+        # A private chat (knowledge/private_chats.py) is kept from every provider: none is asked for
+        # context (its question would leave the chat) nor told its turns or its end. Read at each
+        # call, so a chat switched on any page or worker, even during a turn, is kept from then on.
+        if what != "shutdown" and self.providers and private_chats.is_private(self.session_id):
             return []
         out = []
         for p in self.providers:
