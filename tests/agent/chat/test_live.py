@@ -86,6 +86,7 @@ def test_payload_carries_everything_the_page_shows():
         "href": "/skills/git-bisect/",
         "saved": 1,
         "held": 0,
+        "requested": False,
     }
 
 
