@@ -62,6 +62,7 @@ def expand_slash(text: str, store: SkillStore) -> SlashInvocation | None:
         info = store.get(name)
         if not info.usable:
             return None  # disabled or broken skills are invisible: the text goes as typed
+        name = info.name  # by its folder's name too, it is used and counted by the name it is listed by
         content = store.read(name)
         files = store.files(name)
     except SkillError:
