@@ -21,11 +21,11 @@ function nearestAtOrBefore(id) {
 }
 
 // The element a link's fragment names, or null; null too when the page is being reloaded to show it.
-export function linkedMessage() {
+function linkedMessage() {
   const hash = location.hash;
   if (!hash) return null;
   const exact = document.getElementById(decodeURIComponent(hash.slice(1)));
-  if (exact) return exact;
+  if (exact && exact.hasAttribute("data-message-id")) return exact;
   const match = MESSAGE_HASH.exec(hash);
   if (!match) return null;
   const id = match[1];
@@ -36,4 +36,23 @@ export function linkedMessage() {
     return null;
   }
   return nearestAtOrBefore(Number(id));
+}
+
+function land(scroller) {
+  const target = linkedMessage();
+  if (!target) return false;
+  document.querySelectorAll("#messages .highlight[data-message-id]").forEach(function (el) {
+    el.classList.remove("highlight");
+  });
+  target.classList.add("highlight");
+  scroller.unpin();
+  target.scrollIntoView({ block: "center" });
+  return true;
+}
+
+// Outline and scroll to the message the address names, now and whenever the fragment changes
+// (a link to another message of the same chat); false when the address names none.
+export function landOnLinkedMessage(scroller) {
+  window.addEventListener("hashchange", function () { land(scroller); });
+  return land(scroller);
 }

@@ -13,7 +13,7 @@ import { makeModelChooser } from "./model.js";
 import { makeComposer } from "./composer.js";
 import { makeRefine, refineFocus } from "./refine.js";
 import { showAlert } from "./dom.js";
-import { linkedMessage } from "./anchor.js";
+import { landOnLinkedMessage } from "./anchor.js";
 
 class ChatPage {
   constructor(root) {
@@ -269,14 +269,7 @@ class ChatPage {
     document.querySelectorAll(".msg-meta time[datetime]").forEach(function (time) {
       time.textContent = clock(new Date(time.getAttribute("datetime"))); // the reader's own time zone
     });
-    const target = linkedMessage();
-    if (target) {
-      target.classList.add("highlight");
-      this.scroller.unpin();
-      target.scrollIntoView({ block: "center" });
-    } else {
-      this.scroller.toBottom();
-    }
+    if (!landOnLinkedMessage(this.scroller)) this.scroller.toBottom();
     this.input.focus();
   }
 }
