@@ -6,7 +6,9 @@
    load driven by the raw async `openai` client (what the model server itself allows), rounds
    interleaved. Ideal = N / (one turn alone). Also server CPU per turn (/proc/<pid>/stat of
    daphne), errors, dropped frames (a turn whose deltas do not add up to the reply), and daphne's
-   resident memory under the 20-session load (figure 8).
+   resident memory under the 20-session load (figure 8). And the server CPU budget: one session's
+   turns of 20 chunks beside turns of 120, interleaved, split into a turn's fixed cost and each
+   chunk's, each against its goal.
 
 Three processes share the machine: daphne, the scripted model server (its own process,
 bench/model_server.py, as a real one would be) and this one, the load client. The CPU per turn
@@ -37,6 +39,7 @@ FAST = {"delay": 0.05, "chunk_delay": 0.0, "chunks": 20}
 SCALES: dict[str, dict[str, Any]] = {
     "full": {
         "first_token": 40,
+        "budget_turns": 40,
         "scenarios": [
             ("20 sessions, real pace", 20, 3, REAL, 2),
             ("50 sessions, real pace", 50, 3, REAL, 2),
@@ -44,7 +47,7 @@ SCALES: dict[str, dict[str, Any]] = {
             ("100 sessions, real pace", 100, 2, REAL, 1),
         ],
     },  # fmt: skip
-    "tiny": {"first_token": 2, "scenarios": [("3 sessions, fast", 3, 2, FAST, 1)]},
+    "tiny": {"first_token": 2, "budget_turns": 6, "scenarios": [("3 sessions, fast", 3, 2, FAST, 1)]},
 }
 
 
@@ -223,6 +226,51 @@ async def first_token(server: Daphne, owner: Http, model: Model, client: openai.
     )  # fmt: skip
 
 
+# The server CPU budget: a turn's fixed cost and each streamed chunk's, each with its own goal,
+# so the next feature that adds cost to the turn path shows "no" the day it lands.
+TURN_BUDGET_MS = 6.0
+CHUNK_BUDGET_MS = 0.1
+FEW, MANY = 20, 120  # chunks per answer on the two sides
+
+
+async def cpu_budget(server: Daphne, owner: Http, model: Model, turns: int) -> list[Figure]:
+    """Daphne's CPU for `turns` turns of FEW chunks beside `turns` of MANY, one session, the
+    model answering at once, interleaved: per chunk = the difference / (MANY - FEW); per turn =
+    the FEW side less its chunks."""
+    (sid,) = _new_sessions(owner, 1)
+    ws = await _connect(server, owner, sid)
+    cpu = {FEW: 0.0, MANY: 0.0}
+    counted = {FEW: 0, MANY: 0}
+    for i in range(2 * turns + 4):
+        if i % 14 == 13:  # a fresh socket (and rate-limit bucket) before the burst allowance runs out
+            await ws.close()
+            ws = await _connect(server, owner, sid)
+        chunks = FEW if i % 2 == 0 else MANY
+        model.pace = dict(FAST, delay=0.0, chunks=chunks)
+        before = cpu_seconds(server.process.pid)
+        await _ws_turn(ws, f"budget {i}", model.text, Round())
+        if i >= 4:  # after warming up both sides
+            cpu[chunks] += cpu_seconds(server.process.pid) - before
+            counted[chunks] += 1
+    await ws.close()
+    few, many = (cpu[k] / max(1, counted[k]) * 1000 for k in (FEW, MANY))
+    per_chunk = max(0.0, (many - few) / (MANY - FEW))
+    per_turn = few - FEW * per_chunk
+    n = counted[FEW] + counted[MANY]
+    return [
+        Figure(
+            "3", "server CPU budget: per turn (without its chunks)", "ms", per_turn, None, None, None, "",
+            f"{few:.1f} ms a turn of {FEW} chunks, {many:.1f} ms of {MANY}", f"<= {TURN_BUDGET_MS:g} ms",
+            per_turn <= TURN_BUDGET_MS, n=n,
+        ),
+        Figure(
+            "3", "server CPU budget: per streamed chunk", "ms", per_chunk, None, None, None, "",
+            f"({many:.1f} - {few:.1f}) / {MANY - FEW} chunks", f"<= {CHUNK_BUDGET_MS:g} ms",
+            per_chunk <= CHUNK_BUDGET_MS, n=n,
+        ),
+    ]  # fmt: skip
+
+
 def _cpu_budget(prods: list[Round], refs: list[Round], turns: int, ideal: float) -> str:
     """CPU per turn of every process on the machine's cores, each side: what the ideal rate would
     need of the 2 cores tells whether the goal is reachable here at all."""
@@ -304,6 +352,7 @@ def run(scale: str) -> list[Figure]:
             async def main() -> None:
                 client = openai.AsyncOpenAI(base_url=model.server.base_url, api_key="k", max_retries=0, timeout=120)
                 figures.append(await first_token(server, owner, model, client, cfg["first_token"]))
+                figures.extend(await cpu_budget(server, owner, model, cfg["budget_turns"]))
                 for spec in cfg["scenarios"]:
                     figures.extend(await scenario(server, owner, model, client, spec, sids))
                 await client.close()
