@@ -8,6 +8,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from hermes_site.rendering import highlight_snippet, render_markdown
 from knowledge.models import PendingWrite
+from knowledge.search import meaning
 from knowledge.verification.threat_normalize import char_label, is_hidden, tag_text
 
 register = template.Library()
@@ -47,3 +48,10 @@ def show_hidden_filter(text: str) -> SafeString:
 def pending_count() -> int:
     """How many review writes wait for approval, for the nav (one COUNT per page)."""
     return PendingWrite.objects.filter(status="pending").count()
+
+
+@register.simple_tag
+def recall_status() -> meaning.Status:
+    """Search by meaning: on or why not, and how far the background embedding came
+    (templates/knowledge/_recall_status.html)."""
+    return meaning.status()

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
+from knowledge.models import Message
 from knowledge.search.filters import Filters, filter_sql
 from knowledge.search.schema import MESSAGES, SESSIONS
 from knowledge.vectors import MessageVector, RecallProgress, Vector, unpack
@@ -204,3 +205,34 @@ def _checked(
         if len(v) == len(q) and (similarity := float(v @ q)) >= MIN_SIMILARITY:
             out.append(Near(int(mid), str(sid), similarity))
     return out
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the settings and search pages say about search by meaning."""
+
+    on: bool
+    why_not: str  # why search is by words only ("" when it is not)
+    model: str  # the vectors' model ("<model> @ <server>"), "" when off
+    embedded: int  # messages with a vector of this model
+    total: int  # messages that get one: what the person and the agent said, outside private chats
+    error: str  # the background work's last failure, "" when fine
+
+    @property
+    def done(self) -> bool:
+        return self.embedded >= self.total
+
+    @property
+    def progress(self) -> str:
+        """ "12,400 of 48,000 messages embedded" """
+        return f"{self.embedded:,} of {self.total:,} message{'' if self.total == 1 else 's'} embedded"
+
+
+def status() -> Status:
+    current = embedder()
+    total = Message.objects.filter(role__in=ROLES, session__private=False).exclude(content="").count()
+    if not current.on:
+        return Status(False, current.why_not, "", 0, total, "")
+    progress = RecallProgress.objects.filter(model=current.space).first()
+    embedded = MessageVector.objects.filter(model=current.space, message__session__private=False).count()
+    return Status(True, "", current.space, min(embedded, total), total, progress.error if progress else "")

@@ -73,6 +73,11 @@ PAGE: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("curator.consolidate", "Propose merging skills that overlap", ""),
         ("curator.include_user_skills", "Curate skills I wrote or imported too", "off: only skills reviews created"),
     ]),
+    ("Search by meaning", [
+        ("embeddings.model", "Embedding model", "empty: search by words only"),
+        ("embeddings.base_url", "Base URL of the embedding server", "empty: the model connection's server"),
+        ("embeddings.api_key_env", "Environment variable holding its API key", "empty: the model connection's key"),
+    ]),
     ("Chat", [
         ("chat.auto_title", "Let the model title new chats", ""),
         ("agent.max_iterations", "Model calls per turn at most", ""),
@@ -86,7 +91,11 @@ ELSEWHERE = {
     "model.name": "the model connection (settings page and first-run panel), with the API key and Check",
 }
 # Environment variables that win over the file (hermes_site.config's Config properties).
-ENV_OVERRIDES = {"model.base_url": "OPENAI_BASE_URL", "model.name": "HERMES_MODEL"}
+ENV_OVERRIDES = {
+    "model.base_url": "OPENAI_BASE_URL",
+    "model.name": "HERMES_MODEL",
+    "embeddings.model": "HERMES_EMBEDDING_MODEL",
+}
 _ERROR_CODES_FOR_SCHEMA = ("invalid", "required", "invalid_choice")
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

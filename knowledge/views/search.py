@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET
 
 from knowledge import search, versions
 from knowledge.models import ChatSession, Message
+from knowledge.search import meaning
 from knowledge.search import results as search_results
 from knowledge.search import sanitize as query
 
@@ -94,8 +95,14 @@ def search_context(f: dict[str, Any]) -> dict[str, Any]:
         next_qs=_query_string(f, f["page"] + 1) if f["page"] < pages and result.results else None,
         pages=pages,
         hint="" if result.total or result.titles else query.syntax_hint(f["q"]),
+        words_only="" if result.meaning else _why_words_only(),
     )
     return ctx
+
+
+def _why_words_only() -> str:
+    """Why this search found nothing by meaning: none configured, or the server failed just now."""
+    return meaning.embedder().why_not or "the embedding server did not answer just now"
 
 
 @require_GET
