@@ -60,7 +60,9 @@ PAST_NOTE = (
 
 DESCRIPTION = (
     "Search past conversations (not the current one). With `query`: the best-matching sessions, "
-    "each with a snippet, the messages around the match and a summary focused on the query "
+    "by their words and, when an embedding model is set, by meaning (`matched: meaning`: found by "
+    "meaning alone, so other words than yours), each with a snippet, the messages around the "
+    "match and a summary focused on the query "
     "(`sort` newest/oldest for when, `role_filter` for whose messages). With `around_message_id`: "
     "the messages around that message (`window` either side) to read on from a result. With "
     "`session_id` alone: that session's first 20 and last 10 messages. With nothing: the most "
@@ -212,7 +214,8 @@ def _search(ctx: ToolContext, args: arguments.Args, lim: _Limits) -> ToolResult:
                 "source": hit.source,
                 "when": iso(hit.started_at),
                 "last_active": iso(hit.updated_at),
-                "matched": hit.matched,  # "title": the session's title matches, maybe no message
+                # "title": the session's title matches, maybe no message; "meaning": found by meaning only
+                "matched": hit.matched,
                 "message_id": hit.message_id,
                 "snippet": masked(snippet_to_text(hit.snippet)),
             }
