@@ -37,20 +37,20 @@ def test_settings_bad_values_come_back_on_their_fields(first_run: Page, unset_se
     page = first_run
     before = (unset_server.home / "config.yaml").read_bytes()
     page.goto("/settings/")
-    base_url = page.locator('input[name="model.base_url"]')
+    key_env = page.locator('input[name="model.api_key_env"]')
     threshold = page.locator('input[name="compression.threshold"]')
-    base_url.fill("not a url")
+    key_env.fill("my key")
     threshold.fill("1.5")
     page.click("#settings-save")
-    expect(page.locator('[id="err-model.base_url"]')).to_contain_text("must be an http:// or https:// address")
+    expect(page.locator('[id="err-model.api_key_env"]')).to_contain_text("like OPENROUTER_API_KEY")
     expect(page.locator('[id="err-compression.threshold"]')).to_contain_text("a number between 0 and 1, got 1.5")
-    expect(base_url).to_have_value("not a url")
+    expect(key_env).to_have_value("my key")
     expect(threshold).to_have_value("1.5")
-    expect(base_url).to_have_attribute("aria-invalid", "true")
+    expect(key_env).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#settings-error li")).to_have_count(2)
     screenshot("forms-settings-errors", page, full_page=True)
-    page.locator('#settings-error a[href="#id-model.base_url"]').click()  # the summary leads to the field
-    expect(base_url).to_be_focused()
+    page.locator('#settings-error a[href="#id-model.api_key_env"]').click()  # the summary leads to the field
+    expect(key_env).to_be_focused()
     assert (unset_server.home / "config.yaml").read_bytes() == before
 
 
@@ -60,19 +60,19 @@ def test_first_run_panel_refuses_a_base_url_that_is_not_http(first_run: Page, un
     expect(panel).to_contain_text("Connect a model")
     panel.locator('input[name="base_url"]').fill("not a url")
     panel.locator('input[name="model"]').fill("llama3.1")
-    panel.get_by_role("button", name="Save to config.yaml").click()
-    error = page.locator("#setup-err-base_url")
+    panel.get_by_role("button", name="Save", exact=True).click()
+    error = page.locator("#conn-err-base_url")
     expect(error).to_contain_text("The base URL must be an http:// or https:// address")
     expect(page.locator('#setup-panel input[name="base_url"]')).to_have_value("not a url")
     expect(page.locator('#setup-panel input[name="model"]')).to_have_value("llama3.1")
-    expect(page.locator("#setup-panel")).not_to_contain_text("Saved to")
+    expect(page.locator("#connection-saved")).to_have_count(0)
     screenshot("forms-setup-error", page)
     saved = yaml.safe_load((unset_server.home / "config.yaml").read_text())
     assert not (saved.get("model") or {}).get("name")
     # Corrected, it saves: the panel is swapped in place again and says where.
     page.locator('#setup-panel input[name="base_url"]').fill("http://127.0.0.1:11434/v1")
-    page.locator("#setup-panel").get_by_role("button", name="Save to config.yaml").click()
-    expect(page.locator("#setup-panel")).to_contain_text("Saved to")
-    expect(page.locator("#setup-err-base_url")).to_have_count(0)
+    page.locator("#setup-panel").get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator("#connection-saved")).to_contain_text("Saved to")
+    expect(page.locator("#conn-err-base_url")).to_have_count(0)
     saved = yaml.safe_load((unset_server.home / "config.yaml").read_text())["model"]
     assert (saved["base_url"], saved["name"]) == ("http://127.0.0.1:11434/v1", "llama3.1")
