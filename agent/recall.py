@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from agent import jobs
 from agent.llm import ChatClient, LLMError
+from agent.llm.probe import ProbeStep
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge.capabilities import DbCapabilityStore
@@ -90,6 +91,34 @@ def embedder() -> meaning.Embedder:
     if not c.can_embed:
         return meaning.Embedder("", f"the server has no embeddings for the model {t.model}")
     return meaning.Embedder(t.space, "", c.embed)
+
+
+def check(config: Config, api_key: str, timeout: float) -> ProbeStep | None:
+    """The connection check's step for embeddings (agent/chat/connection.py): asked anew, whatever
+    was learned before, and remembered; None when no embedding model is set. `api_key`: the
+    chat's key as the form has it, used when the embeddings have no server or key of their own."""
+    t = target(config)
+    if t is None:
+        return None
+    own = bool(config.embeddings.base_url or config.embeddings.api_key_env)
+    c = ChatClient(
+        base_url=t.base_url,
+        api_key=t.api_key if own else api_key,
+        model=t.model,
+        timeout=timeout,
+        capabilities=DbCapabilityStore(),
+    )
+    c.caps.embeddings = None  # a check asks again: the server may have gained them
+    label = f"Embeddings ({t.model})"
+    try:
+        found = c.embed(["connection check"])
+    except LLMError as exc:
+        return ProbeStep("embeddings", label, None, exc.message)
+    finally:
+        c.close()
+    if found is None:
+        return ProbeStep("embeddings", label, False, "search is by words only")
+    return ProbeStep("embeddings", label, True, f"{len(found[0])} dimensions: past chats are found by meaning too")
 
 
 # -- the background work --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent import clients
+from agent import clients, recall
 from agent.llm import ChatClient, LLMError
 from agent.llm.probe import ProbeStep, probe
 from hermes_site.config import Config
@@ -47,9 +47,12 @@ def check(config: Config, api_key: str, timeout: float = CHECK_TIMEOUT) -> Conne
         return ConnectionCheck(models=models)
     client = _client(config, api_key, config.model_name, timeout, DbCapabilityStore())
     try:
-        return ConnectionCheck(models=models, steps=probe(client))
+        steps = probe(client)
     finally:
         client.close()
+    if (embeddings := recall.check(config, api_key, timeout)) is not None:
+        steps.append(embeddings)  # the embedding model, when one is set (search by meaning)
+    return ConnectionCheck(models=models, steps=steps)
 
 
 def _client(
