@@ -15,6 +15,7 @@ Benchmarks (each in its own process, see bench/part.py), numbered as in the READ
  9 threat_scan     the threat scan's worst adversarial input up to 64 KiB beside prose of the same length
 10 hostile_uploads a page's load time while 4 hostile PDFs are read, against the idle server
 11 skill_corpora   real skill checkouts (SKILL_CORPUS_<NAME>=path) imported whole, beside hostile skills caught
+12 first_run       serve.sh on a fresh clone to its login link, and the .venv's size, without and with the test tools
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ PARTS = [
     "threat_scan",
     "hostile_uploads",
     "skill_corpora",
+    "first_run",
 ]
 
 
