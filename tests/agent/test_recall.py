@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from agent import jobs, reclaim
 from agent.chat import connection
@@ -46,5 +47,6 @@ def test_the_periodic_round_embeds_in_the_background(llm: ScriptedLLM, home: Pat
     session = ChatSession.objects.create(title="")
     Message.objects.create(session=session, role="user", content="The heating makes a clicking noise at night.")
     reclaim.one_round(presence.SERVER, lambda: [])
-    jobs._pool("recall").submit(lambda: None).result(timeout=120)  # the one recall thread is done
+    # The one recall thread is done once it runs this; its connection is closed for the teardown.
+    jobs._pool("recall").submit(connections.close_all).result(timeout=120)
     assert MessageVector.objects.count() == 1
