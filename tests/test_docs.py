@@ -158,3 +158,114 @@ def test_architecture_answers_each_question_in_at_most_three_files(topic):
     for question, files in rows:
         assert 1 <= len(files) <= 3, question
         assert [f for f in files if not (ROOT / f).is_file()] == [], question
+
+
+# Code named in the docs, as they write it: `run_turn()`, `AgentSession.run_turn()`,
+# `ReviewRun.finish`, `live.listen()` (a module's function), and "`event_frame()` in
+# `agent/chat/frames.py`" (a name and the file that defines it).
+_CODE_NAME = re.compile(r"`((?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*)(\(\))?`")
+_NAME_IN_FILE = re.compile(r"`((?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*)(?:\(\))?` in `((?:[\w-]+/)+[\w-]+\.py)`")
+NAMING_DOCS = ("ARCHITECTURE.md", "DECISIONS.md")
+
+
+def _definitions() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Every function, class, method and module-level name of the project's code: name -> the
+    files defining it, and "Class.member" / "module.name" -> the files defining it."""
+    import ast
+
+    names: dict[str, set[str]] = {}
+    dotted: dict[str, set[str]] = {}
+    for path in _tracked():
+        if not path.endswith(".py") or path.startswith(("tests/", "bench/")) or "/migrations/" in path:
+            continue
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        stem = Path(path).stem if Path(path).stem != "__init__" else Path(path).parent.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.setdefault(node.name, set()).add(path)
+            if isinstance(node, ast.ClassDef):
+                members = [n for member in node.body for n in _bound_names(member)]
+                # Instance attributes: `self.temperature = …` in any method.
+                members += [
+                    t.attr
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Assign | ast.AnnAssign)
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                ]
+                for name in members:
+                    dotted.setdefault(f"{node.name}.{name}", set()).add(path)
+        for top in _module_level(tree.body):
+            for name in _bound_names(top):
+                names.setdefault(name, set()).add(path)
+                dotted.setdefault(f"{stem}.{name}", set()).add(path)
+    return names, dotted
+
+
+def _module_level(body: list) -> list:
+    """A module's statements, those inside its top-level `if` / `try` blocks included."""
+    import ast
+
+    out = []
+    for node in body:
+        out.append(node)
+        if isinstance(node, ast.If | ast.Try):
+            out += _module_level(node.body + node.orelse + getattr(node, "finalbody", []))
+    return out
+
+
+def _bound_names(node: object) -> list[str]:
+    import ast
+
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
+def unknown_code_names(text: str, names: dict[str, set[str]], dotted: dict[str, set[str]]) -> list[str]:
+    """The code names `text` gives that the code does not define (or not in the file it says)."""
+    modules = {key.split(".")[0] for key in dotted}
+    unknown = []
+    for line in text.splitlines():
+        for name, path in _NAME_IN_FILE.findall(line):
+            head = name.rpartition(".")[0]
+            if head and not head[0].isupper():
+                continue  # `live.listen()` in `agent/apps.py`: where it is called; its module names it
+            if path not in names.get(name.split(".")[-1], set()) | dotted.get(name, set()):
+                unknown.append(f"{name} in {path}")
+        for name, call in _CODE_NAME.findall(line):
+            head = name.rpartition(".")[0]
+            if head[:1].isupper():
+                # A project class's member; Django's and other libraries' classes are theirs.
+                if head in names and name not in dotted:
+                    unknown.append(name)
+            elif head:
+                if call and head in modules and name not in dotted:
+                    unknown.append(name)
+            elif call and name not in names:
+                unknown.append(name + "()")
+    return unknown
+
+
+def test_a_renamed_function_fails_the_docs_that_name_it():
+    names = {"run_turn": {"agent/chat/runner.py"}, "AgentSession": {"agent/chat/runner.py"}}
+    dotted = {"AgentSession.run_turn": {"agent/chat/runner.py"}, "live.listen": {"agent/chat/live.py"}}
+    fine = "`run_turn()` and `AgentSession.run_turn()`, `live.listen()`, `run_turn()` in `agent/chat/runner.py`"
+    assert unknown_code_names(fine, names, dotted) == []
+    stale = "`drive()`, `AgentSession.drive()`, `live.hear()`, `run_turn()` in `agent/chat/service.py`"
+    assert unknown_code_names(stale, names, dotted) == [
+        "run_turn in agent/chat/service.py",
+        "drive()",
+        "AgentSession.drive",
+        "live.hear",
+    ]
+
+
+@pytest.mark.parametrize("doc", NAMING_DOCS)
+def test_docs_name_only_code_that_exists_where_they_say(doc):
+    names, dotted = _definitions()
+    assert unknown_code_names((DOCS / doc).read_text(encoding="utf-8"), names, dotted) == []
