@@ -348,15 +348,17 @@ def _result(success: bool, text: str, **extra: Any) -> str:
     return json.dumps({"success": success, key: text, **extra})
 
 
-def _still_proposable(store: SkillStore, name: str, report: ReviewRun | None) -> str:
-    """Why the item no longer holds ("" when it does): the skill is gone, pinned, or used since."""
+def _still_proposable(store: SkillStore, name: str, report: ReviewRun | None, *, keeper: bool = False) -> str:
+    """Why the item no longer holds ("" when it does): the skill is gone, pinned, or (unless it is
+    the skill a merge keeps) used since the report."""
     if store.find(name) is None:
         return f"there is no skill '{name}' any more"
     usage = SkillUsage.objects.filter(name=name).first()
     if usage is not None and usage.pinned:
         return f"'{name}' was pinned since the report"
-    if usage is not None and usage.last_used and report is not None and usage.last_used > report.created_at:
-        return f"'{name}' was used since the report, on {usage.last_used:%Y-%m-%d}"
+    used = usage.last_used if usage is not None else None
+    if not keeper and used and report is not None and used > report.created_at:
+        return f"'{name}' was used since the report, on {used:%Y-%m-%d}"
     return ""
 
 
@@ -366,10 +368,11 @@ def apply_pending(pending: PendingWrite, prov: Provenance) -> str:
     action, name, into = str(args.get("action", "")), str(args.get("name", "")), str(args.get("into", ""))
     store = SkillStore(hermes_config.get())
     why = " ".join(str(w) for w in args.get("why", []) if isinstance(w, str))
-    for subject in [name, into] if action == "consolidate" else [name]:
-        stale_reason = _still_proposable(store, subject, pending.review)
-        if stale_reason:
-            return _result(False, f"Not done: {stale_reason}.")
+    gone = _still_proposable(store, name, pending.review)
+    if not gone and action == "consolidate":
+        gone = _still_proposable(store, into, pending.review, keeper=True)
+    if gone:
+        return _result(False, f"Not done: {gone}.")
     try:
         if action == "archive":
             archive.archive(store, name, prov, why=why)

@@ -71,6 +71,9 @@ class PendingEditForm(forms.Form):
         return data
 
     def _check(self, args: dict[str, Any], field: str) -> None:
+        if self.item.kind == "curator":  # the curator's proposal is approved as it was made, or rejected
+            self.add_error(field, "A curator proposal cannot be edited; approve or reject it. Nothing was approved.")
+            return
         try:
             if self.item.kind == "memory":
                 _check_memory(args)

@@ -249,6 +249,8 @@ def test_overlapping_skills_are_proposed_as_a_merge_that_keeps_everything(store:
     assert (item.arguments["name"], item.arguments["into"]) == ("deploy-apps", "deploy-app")
     assert item.arguments["why"][0].startswith("Overlaps with 'deploy-app' (")
 
+    # The skill that keeps its name was used since the report: the merge still holds.
+    SkillUsage.objects.filter(name="deploy-app").update(last_used=NOW + timedelta(hours=1))
     assert item.approve()
     assert item.status == "approved", item.result
     merged = store.read("deploy-app")

@@ -65,3 +65,20 @@ def test_archived_skills_are_listed_and_restored(auth_client, home) -> None:
     assert 'data-skill="brew-coffee"' in resp.content.decode()
     resp = auth_client.post("/skills/archived/brew-coffee/restore/", follow=True)
     assert "Not restored: There is no archived skill &#x27;brew-coffee&#x27;." in resp.content.decode()
+
+
+def test_a_curator_proposal_is_approved_as_made_or_rejected(auth_client, home) -> None:
+    old_skill("brew-coffee")
+    SkillStore(hermes_config.get()).create("my-recipes", skill_md("my-recipes"), prov=Provenance(actor="user"))
+    auth_client.post("/skills/curator/run/")
+    [item] = PendingWrite.objects.filter(kind="curator")
+    edited = '{"action": "archive", "name": "my-recipes", "why": []}'
+    resp = auth_client.post(f"/pending/{item.pk}/approve/", {"arguments": edited})
+    assert resp.status_code == 400
+    assert "A curator proposal cannot be edited" in resp.content.decode()
+    item.refresh_from_db()
+    assert item.status == "pending"
+    assert (home / "skills" / "my-recipes" / "SKILL.md").is_file()
+    auth_client.post(f"/pending/{item.pk}/reject/")
+    item.refresh_from_db()
+    assert item.status == "rejected" and (home / "skills" / "brew-coffee" / "SKILL.md").is_file()
