@@ -1,7 +1,7 @@
 """Websocket consumers: they only translate (docs/ARCHITECTURE.md, "The path of a turn").
 
 `/ws/chat/<session_id>/` — frames in: {"type": "message", "text"}, {"type": "stop"},
-{"type": "ping"}. Frames out, for one turn and in this order: turn_started, delta*,
+{"type": "join"}, {"type": "ping"}. Frames out, for one turn and in this order: turn_started, delta*,
 tool_started/tool_finished*, done | error, saved, then ready (the session accepts the next
 message). A bad frame gets {"type": "error", "error": "..."} and the socket stays open.
 Frames beyond the per-connection rate limit (agent/chat/ratelimit.py) get an error starting with
@@ -15,6 +15,12 @@ mirrored to the session's other sockets (another tab on the same chat), marked "
 every tab shows the conversation live; only the sender gets refusals of its own frames. Sockets
 introduce themselves to the group (join/peer/leave), so a turn is mirrored only while another
 socket of the session listens — on any server process sharing the channel layer.
+
+A page sends {"type": "join"} whenever its socket opens. While a turn of its session runs (a
+reload, a second tab, another device, a reconnect) the socket then gets the turn's frames so far,
+the first a turn_started marked "joined", then the rest live, and Stop works from it as from the
+tab that sent the message, wherever that tab went (agent/chat/turn_hub.py). When no turn runs,
+the answer is {"type": "idle"}: what the page shows is the stored conversation.
 
 A socket showing a turn that runs elsewhere watches that turn's lease (knowledge/history/turns.py):
 when its server dies, the socket gets {"type": "error", "error": SERVER_STOPPED} and "ready"
@@ -34,6 +40,7 @@ import re
 from dataclasses import replace
 from typing import Any, ClassVar
 
+from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -43,6 +50,7 @@ from agent.chat import service as chat_service
 from agent.chat import versions as chat_versions
 from agent.chat.attachments import IMAGES_PER_MESSAGE
 from agent.chat.frames import Frame, FrameQueue
+from agent.chat.turn_hub import Follower, TurnHub, group_of
 from agent.chat.validation import images_of, message_error
 from hermes_site import config as hermes_config
 from hermes_site.access import SESSIONS_GROUP
@@ -91,7 +99,12 @@ class _LogoutMixin:
 
 class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
     # Frame type -> handler method name (a registry, not an if/elif chain).
-    HANDLERS: ClassVar[dict[str, str]] = {"message": "on_message", "stop": "on_stop", "ping": "on_ping"}
+    HANDLERS: ClassVar[dict[str, str]] = {
+        "message": "on_message",
+        "stop": "on_stop",
+        "join": "on_join",
+        "ping": "on_ping",
+    }
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its `aclose_old_connections()` before every handler: that is
@@ -121,7 +134,8 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             self.closed = True
             return
         self.closed = False
-        self.pumps: set[asyncio.Task[None]] = set()
+        self.hub: TurnHub | None = None  # the turn this socket started, while it runs
+        self.follower = Follower()  # what it shows of the turns it did not start
         self.limits = ratelimit.ConnectionLimits()
         self.group = f"chat.{self.session_id}"
         # The other sockets of this session, which this one's turns are mirrored to. Without
@@ -144,6 +158,9 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if getattr(self, "group", None):
             await self.channel_layer.group_send(self.group, {"type": "chat.leave", "channel": self.channel_name})
             await self.channel_layer.group_discard(self.group, self.channel_name)
+            if self.follower.asked:  # the turn it joined stops mirroring for it
+                leave = {"type": "turn.leave", "channel": self.channel_name}
+                await self.channel_layer.group_send(group_of(self.session_id), leave)
 
     async def chat_join(self, event: dict[str, Any]) -> None:
         """Another socket opened on this session: it listens, and it learns that this one does."""
@@ -159,23 +176,51 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
 
     async def chat_mirror(self, event: dict[str, Any]) -> None:
         """Frames of a turn started from another socket of this session."""
-        if event["origin"] != self.channel_name:
-            for frame in event["frames"]:
-                await self.send_frame({**frame, "mirrored": True})
-                if frame["type"] == "ready":
-                    self._end_watch()
-                elif frame["type"] == "turn_started" or self.watch is None:
-                    # A turn's first frames reach only the sockets its worker already knew of:
-                    # any frame of a turn not yet watched starts the watch.
-                    await self._watch_current_turn()
+        if event["origin"] == self.channel_name:
+            return
+        frames, join = self.follower.mirrored(event)
+        if join:  # its first frames went out before its worker knew of this socket
+            await self._ask_to_join()
+        await self._show(frames)
+        if join and self.watch is None:
+            await self._watch_current_turn()
+
+    async def chat_catchup(self, event: dict[str, Any]) -> None:
+        """The frames so far of the turn this socket joined (agent/chat/turn_hub.py)."""
+        await self._show(self.follower.caught_up(event))
+
+    async def _show(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            await self.send_frame({**frame, "mirrored": True})
+            if frame["type"] == "ready":
+                self._end_watch()
+            elif frame["type"] == "turn_started" or self.watch is None:
+                # A turn's first frames reach only the sockets its worker already knew of:
+                # any frame of a turn not yet watched starts the watch.
+                await self._watch_current_turn()
+
+    async def _ask_to_join(self) -> None:
+        await self.channel_layer.group_send(
+            group_of(self.session_id), {"type": "turn.join", "channel": self.channel_name}
+        )
+
+    async def on_join(self, frame: dict[str, Any]) -> None:
+        if self.hub is not None and self.hub.running:
+            return  # this socket sent the message: it gets every frame already
+        if await self._watch_current_turn() is None:
+            self.follower.give_up()
+            await self.send_frame({"type": "idle"})
+        elif self.follower.join():
+            await self._ask_to_join()
 
     # -- a turn shown here but run by another socket, maybe on another worker ------------------------
 
-    async def _watch_current_turn(self) -> None:
+    async def _watch_current_turn(self) -> turns.Holder | None:
         holder = await database_sync_to_async(turns.holder, thread_sensitive=False)(self.session_id)
         self._end_watch()
         if holder is not None:
             self.watch = asyncio.create_task(self._watch_turn(holder))
+        return holder
 
     def _end_watch(self) -> None:
         watch, self.watch = getattr(self, "watch", None), None
@@ -195,29 +240,37 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             # Off the one thread all consumers share for sync work, as the claim: many tabs watch.
             state = await database_sync_to_async(turns.check, thread_sensitive=False)(self.session_id, holder)
             if state == "running":
+                if self.follower.joining:
+                    # Its hub may have started listening just after the join was sent.
+                    await self._ask_to_join()
                 continue
             if state == "ended" and not ended:
                 # Its own "ready" is on its way through the channel layer: given one more round
                 # to arrive, and sent here only if its worker died right after the turn.
                 ended = True
                 continue
+            self.follower.give_up()  # no turn left to join
             if state == "lost":
                 await self.send_frame({"type": "error", "error": SERVER_STOPPED, "retry": False, "mirrored": True})
             await self.send_frame({"type": "ready", "mirrored": True})
             self.watch = None
             return
 
-    async def _send_turn_frames(self, frames: list[Frame]) -> None:
+    async def _deliver(self, frames: list[Frame]) -> bool:
+        """A batch of this socket's own turn; False once the socket is gone."""
         for frame in frames:
             await self.send_frame(frame)
-        if self.peers:
-            await self.channel_layer.group_send(
-                self.group, {"type": "chat.mirror", "frames": frames, "origin": self.channel_name}
-            )
+        return not self.closed
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
-        if not self.closed:
+        if self.closed:
+            return
+        try:
             await self.send_json(frame)
+        except Disconnected:
+            # The page left (a reload) before its disconnect reached this consumer: nothing
+            # more is sent here; the turn goes on for the session's other sockets.
+            self.closed = True
 
     async def error(self, message: str, **extra: Any) -> None:
         await self.send_frame({"type": "error", "error": message, **extra})
@@ -258,14 +311,11 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
 
     async def on_stop(self, frame: dict[str, Any]) -> None:
         running = await database_sync_to_async(chat_service.is_busy)(self.session_id)
-        # The turn may run in another server process: every socket of the session hears the stop,
-        # and the process whose thread runs the turn interrupts it (chat_stop).
-        await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+        # The turn may run in another server process, and the socket that started it may be gone:
+        # its hub hears the stop wherever it runs (agent/chat/turn_hub.py).
+        await self.channel_layer.group_send(group_of(self.session_id), {"type": "turn.stop"})
         await self.send_frame({"type": "stopping", "running": running})
         self.poke.set()  # a turn watched here whose server died ends now, not at the next check
-
-    async def chat_stop(self, event: dict[str, Any]) -> None:
-        chat_service.stop_turn(self.session_id)
 
     async def on_message(self, frame: dict[str, Any]) -> None:
         try:
@@ -303,27 +353,18 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             await self.error(chat_service.BUSY_MESSAGE)
             return
         self._end_watch()  # the session was free: any turn watched here is over
+        self.follower.give_up()
         queue = FrameQueue(asyncio.get_running_loop())
-        live.gate.begin(self.session_id)
-        task = asyncio.create_task(self._pump(queue))
-        self.pumps.add(task)
-        task.add_done_callback(self.pumps.discard)
+        self.hub = TurnHub(
+            self.channel_layer,
+            self.session_id,
+            deliver=self._deliver,
+            has_peers=lambda: bool(self.peers),
+            origin=self.channel_name,
+            stop=interrupt.set,
+        )
+        self.hub.start(queue)
         chat_service.submit_turn(self.session_id, text, interrupt, queue.put, request)  # put: on the turn's thread
-
-    async def _pump(self, queue: FrameQueue) -> None:
-        """Send the turn's frames in order, a batch per wake-up; then release any toast waiting
-        for this turn."""
-        try:
-            ended = False
-            while not ended:
-                batch = await queue.get_batch()
-                ended = None in batch
-                frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
-                await self._send_turn_frames(frames)
-                if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
-                    await live.broadcast(live.REVIEW_STARTED, {"session_id": self.session_id})
-        finally:
-            live.gate.delivered(self.session_id)
 
 
 class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):

@@ -142,8 +142,8 @@ def try_begin_turn(session_id: str) -> threading.Event | None:
 
 
 def stop_turn(session_id: str) -> bool:
-    """Interrupt the session's turn if it runs in this process (other processes get the stop
-    through the session's channel group, see consumers.ChatConsumer.chat_stop)."""
+    """Interrupt the session's turn if it runs in this process (Stop pressed on any socket
+    reaches the process running the turn through its hub, agent/chat/turn_hub.py)."""
     with _running_lock:
         interrupt = _running.get(session_id)
     if interrupt is None:

@@ -143,6 +143,7 @@ class ChatPage {
   opened() {
     this.conn.textContent = "";
     this.root.setAttribute("data-connected", "1");
+    this.socket.send({ type: "join" }); // an answer being written (from any tab or device) shows here, with Stop
   }
 
   closed(finalReason) {

@@ -65,7 +65,7 @@ const WAITING_ENDS = { reasoning: 1, delta: 1, tool_started: 1, done: 1, error: 
 const HANDLERS = {
   turn_started: "started", reasoning: "reasoning", notice: "notice", delta: "delta", tool_started: "toolStarted",
   tool_finished: "toolFinished", usage: "usage", done: "done", error: "error", saved: "saved", ready: "ready",
-  stopping: "stopping",
+  stopping: "stopping", idle: "idle",
 };
 
 // ui: {messages, scroller, input, setBusy, resend(text), decorate(bubble), onSaved(frame),
@@ -80,6 +80,13 @@ export class TurnView {
     this.waiting = null; // the "Thinking…" line while no token has arrived
     this.resumed = null; // the stopped answer's bubble a Continue writes on in
     this.versionTurn = false; // this turn made a version in place: the page fetches the versions after it
+    // The page shows a turn that may have moved on since: served while an answer was being written
+    // (its stored part, "Still being written…"), or its connection dropped during one. The socket
+    // joins the turn on opening (socket.js); if it ended meanwhile, the stored conversation is
+    // fetched again. Busy until then: Stop shows, Regenerate does not.
+    const root = ui.messages.closest("[data-busy]");
+    this.stale = !!root && root.getAttribute("data-busy") === "1";
+    if (this.stale) ui.setBusy(true);
   }
 
   handle(frame) {
@@ -244,14 +251,32 @@ export class TurnView {
     this.append(box);
   }
 
-  // The server keeps running the turn and stores it; a reload shows the rest.
+  // The server keeps running the turn and stores it; the socket joins it again when it reconnects.
   lost() {
     this.endSegment();
     this.note("Connection lost while the answer was being written; reload to see all of it.", "stopped");
     this.turn = null;
+    this.stale = true;
+  }
+
+  // A page opened (or reconnected) while this turn runs gets its frames so far, the first marked
+  // "joined": what the page showed of the turn (its stored part, "Still being written…") gives way
+  // to them, after the question (or, for Continue, the answer it extends). False: that is not here.
+  rejoin(f) {
+    this.pendingUser = null;
+    this.stale = false;
+    const anchor = document.getElementById("m" + (f.kind === "continue" ? f.answer_id : f.message_id));
+    let next = anchor ? anchor.nextElementSibling : null;
+    while (next) {
+      const after = next.nextElementSibling;
+      next.remove();
+      next = after;
+    }
+    return !!anchor;
   }
 
   started(f) {
+    const shown = f.joined && this.rejoin(f); // the question is on the page already
     this.turn = { segment: null, live: null, thinking: null, cards: {}, tokens: 0, estimated: false };
     this.versionTurn = !!f.kind && f.kind !== "message";
     if (f.kind === "continue") {
@@ -261,7 +286,7 @@ export class TurnView {
     let bubble = null;
     if (f.mirrored && this.versionTurn && f.kind !== "edit") {
       bubble = null; // the question is on the page already; the versions are fetched at the end
-    } else if (f.mirrored) {
+    } else if (f.mirrored && !shown) {
       bubble = this.addUser(f.text); // sent from another tab on this chat
     } else {
       bubble = this.pendingUser;
@@ -281,6 +306,7 @@ export class TurnView {
     const own = this.ui.chatUrl;
     if (own && location.pathname !== own) history.replaceState(null, "", own + location.search);
     if (f.mirrored) this.ui.setBusy(true); // and wait here for the turn to end
+    if (f.joined) this.startWaiting(); // until the answer so far (if any) follows
   }
 
   reasoning(f) {
@@ -396,8 +422,10 @@ export class TurnView {
   ready() {
     this.turn = null;
     this.resumed = null;
-    const refresh = this.versionTurn && this.ui.onVersionTurnEnd;
+    // A stale page (see the constructor) never saw this turn's end: the stored conversation shows it.
+    const refresh = (this.versionTurn || this.stale) && this.ui.onVersionTurnEnd;
     this.versionTurn = false;
+    this.stale = false;
     if (!refresh) {
       this.ui.setBusy(false);
       return;
@@ -414,6 +442,15 @@ export class TurnView {
   stopping(f) {
     if (f.running) return;
     this.stopWaiting();
+    if (this.stale) {
+      this.ready();
+      return;
+    }
     this.ui.setBusy(false);
+  }
+
+  // The answer to the socket's join (socket.js) when no turn runs: a stale page shows the chat as stored.
+  idle() {
+    if (this.stale && !this.turn) this.ready();
   }
 }
