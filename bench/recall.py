@@ -1,0 +1,347 @@
+"""13. Recall by meaning: what the background embedding costs a chat turn, and what hybrid search
+costs against search by words alone, with the memory its vectors take.
+
+    .venv/bin/python -m bench --only recall --out /tmp/recall.md
+
+- Turn time with a large backlog being embedded, against the same turn with the embedding idle,
+  interleaved in blocks (as bench/review_overhead.py). The turns claim their chat's lease as the
+  browser's do, so the embedding pauses between batches while one runs; a batch already sent
+  finishes. The embedding server is a process of its own answering each batch of 32 after 30 ms
+  (a GPU server's pace) with vectors made once per batch size: the model's time is the server's,
+  not the product's. The backlog never runs out (the mark is put back when it reaches the end).
+- Hybrid search (words and meaning, knowledge/search/hybrid.py) against the same search by words
+  only, in process, over the search benchmark's synthetic history (bench/search_data.py) with a
+  vector for every user and assistant message. The vectors lie in clusters (so a query has
+  neighbours above the similarity floor, as a real one does), and the query's own embedding is
+  not timed (the model server's time). The first search of a process loads the vectors: timed
+  on its own.
+
+Goal: turn ratio (median with the backlog / median without) at most 1.10.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import resource
+import subprocess
+import sys
+import threading
+import time
+from functools import partial
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.common import ROOT, Figure, Samples, django_setup, figure_from, temp_home
+
+SCALES: dict[str, dict[str, Any]] = {
+    "full": {"turns": 60, "backlog": 5_000, "sizes": [100_000, 1_000_000], "queries": 200},
+    "tiny": {"turns": 4, "backlog": 200, "sizes": [5_000], "queries": 10},
+}
+DIMS = 384
+EMBED_DELAY = 0.03  # seconds the embedding server takes for a batch
+CLUSTERS = 2000
+
+
+def _vector(text: str) -> list[float]:
+    rng = np.random.default_rng(abs(hash(text)) % (2**32))
+    v = rng.standard_normal(DIMS)
+    return [float(x) for x in v / np.linalg.norm(v)]
+
+
+_ANSWERS: dict[int, bytes] = {}
+
+
+def _answer(count: int, model: str) -> bytes:
+    """The answer to a batch of `count` texts, made once per size: the server's own work must not
+    take the machine's processors from the product being measured (a real one runs elsewhere)."""
+    if count not in _ANSWERS:
+        data = [{"object": "embedding", "index": i, "embedding": _vector(f"text {i}")} for i in range(count)]
+        _ANSWERS[count] = json.dumps({"object": "list", "data": data, "model": model}).encode()
+    return _ANSWERS[count]
+
+
+class _Embeddings(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        time.sleep(EMBED_DELAY)
+        out = _answer(len(body["input"]), body["model"])
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+def serve() -> None:
+    """The embedding server, in a process of its own (`python -m bench.recall serve`)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Embeddings)
+    print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+    server.serve_forever()
+
+
+def _start_embedding_server() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.recall", "serve"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+# -- the turn with a backlog ----------------------------------------------------------------------
+
+
+class _Backlog:
+    """The background embedding, run round after round on its own thread while `on` is set."""
+
+    def __init__(self) -> None:
+        self.on = threading.Event()
+        self.stop = threading.Event()
+        self.idle = threading.Event()
+        self.embedded = 0
+        self.paused = 0
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        from django.db import connection
+
+        from agent import recall
+        from knowledge.vectors import RecallProgress
+
+        while not self.stop.is_set():
+            if not self.on.is_set():
+                self.idle.set()
+                self.on.wait(0.1)
+                continue
+            self.idle.clear()
+            done = recall.embed_backlog(max_batches=20)
+            self.embedded += done.embedded
+            if done.waited:
+                self.paused += 1
+                time.sleep(0.05)  # the next round (every 10 s in the product: this is harsher)
+            elif not done.embedded and not done.error:
+                RecallProgress.objects.update(high_water=0)  # the end: the same backlog again
+        connection.close()
+
+    def pause(self) -> None:
+        self.on.clear()
+        self.idle.wait(120)
+
+
+def _turn(agent: Any, i: int) -> float:
+    from knowledge.history import turns
+
+    time.sleep(random.Random(i).uniform(0.0, 0.3))  # the message comes at any moment of a batch
+    t = time.perf_counter()
+    turns.claim(agent.session.pk)
+    for _ in agent.run_turn(f"question {i}"):
+        pass
+    turns.release(agent.session.pk)
+    return (time.perf_counter() - t) * 1000
+
+
+def _backlog(n: int) -> None:
+    from knowledge.models import ChatSession, Message
+
+    for start in range(0, n, 500):
+        session = ChatSession.objects.create(title=f"old chat {start}")
+        Message.objects.bulk_create(
+            Message(session=session, role=("user", "assistant")[k % 2], content=f"an older message {start + k} " * 6)
+            for k in range(min(500, n - start))
+        )
+
+
+def turn_figure(scale: str) -> list[Figure]:
+    from bench.model_server import ModelProcess
+
+    cfg = SCALES[scale]
+    proc, embed_url = _start_embedding_server()
+    config = f"embeddings:\n  model: bench-embed\n  base_url: {embed_url}\nmemory:\n  nudge_interval: 0\n"
+    config += "skills:\n  creation_nudge_interval: 0\n"
+    django_setup(temp_home(), config, {"OPENAI_API_KEY": "k", "HERMES_MODEL": "b"})
+    chat = ModelProcess()
+    chat.script({"default": {"text": "A short answer of a few words. " * 8}})
+    os.environ["OPENAI_BASE_URL"] = chat.base_url
+    from agent.chat.runner import AgentSession
+
+    _backlog(cfg["backlog"])
+    backlog = _Backlog()
+    busy, quiet = AgentSession.open(source="cli"), AgentSession.open(source="cli")
+    for i in range(3):
+        _turn(quiet, -1 - i)
+    out = Samples()
+    block = 2
+    for b in range(math.ceil(cfg["turns"] / block)):
+        for with_backlog in (True, False) if b % 2 == 0 else (False, True):
+            if with_backlog:
+                backlog.on.set()
+                time.sleep(0.2)  # the embedding is under way when the turn comes
+                _turn(busy, -1)
+                out.product += [_turn(busy, b * block + k) for k in range(block)]
+            else:
+                backlog.pause()
+                _turn(quiet, -1)
+                out.reference += [_turn(quiet, b * block + k) for k in range(block)]
+    backlog.pause()
+    backlog.stop.set()
+    chat.stop()
+    proc.terminate()
+    f = figure_from("13", "chat turn while a backlog is embedded", "ms", out, reference="embedding idle")
+    ratio = (f.median or 0) / (f.ref_median or 1)
+    f.result, f.goal, f.met = f"ratio {ratio:.2f}", "<= 1.10", ratio <= 1.10
+    f.notes = (
+        f"{backlog.embedded:,} messages embedded during the run; the embedding paused {backlog.paused} times "
+        f"for a turn; batches of 32, {EMBED_DELAY * 1000:.0f} ms each at the embedding server"
+    )
+    return [f]
+
+
+# -- hybrid search at scale -----------------------------------------------------------------------
+
+
+def _store_vectors(db: Any, space: str, seed: int = 5) -> int:
+    """A clustered unit vector for every user and assistant message, straight into the table."""
+    import sqlite3
+
+    rng = np.random.default_rng(seed)
+    centroids = rng.standard_normal((CLUSTERS, DIMS)).astype(np.float32)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA synchronous=OFF")
+    ids = [mid for (mid,) in conn.execute("SELECT id FROM knowledge_message WHERE role IN ('user', 'assistant')")]
+    conn.execute("BEGIN")
+    for start in range(0, len(ids), 20_000):
+        part = ids[start : start + 20_000]
+        v = centroids[rng.integers(0, CLUSTERS, len(part))] + 1.2 * rng.standard_normal((len(part), DIMS))
+        v = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype("<f4")
+        conn.executemany(
+            "INSERT INTO knowledge_messagevector (message_id, model, vector) VALUES (?, ?, ?)",
+            [(mid, space, v[k].tobytes()) for k, mid in enumerate(part)],
+        )
+    conn.execute(
+        "INSERT INTO knowledge_recallprogress (model, high_water, embedded, worker, error, updated_at) "
+        "VALUES (?, ?, ?, '', '', datetime('now'))",
+        (space, max(ids), len(ids)),
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    np.save(db.with_suffix(".centroids.npy"), centroids)
+    return len(ids)
+
+
+def _query_embedder(centroids: np.ndarray[Any, Any]) -> Any:
+    def embed(texts: list[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            rng = np.random.default_rng(abs(hash(text)) % (2**32))
+            v = centroids[rng.integers(0, CLUSTERS)] + 1.2 * rng.standard_normal(DIMS)
+            out.append([float(x) for x in v / np.linalg.norm(v)])
+        return out
+
+    return embed
+
+
+def _same(embedder: Any) -> Any:
+    return embedder
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def search_figures(scale: str) -> list[Figure]:
+    from bench.search_data import load, migrate, queries, vocabulary
+
+    cfg = SCALES[scale]
+    tmp = temp_home()
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.update(HERMES_HOME=str(tmp), HERMES_DB=str(tmp / "unused.sqlite3"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hermes_site.settings")
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    from knowledge.search import meaning, search_messages
+    from knowledge.search import top as search_top
+    from knowledge.search.backends import backend
+
+    words = vocabulary()
+    qs = queries(words, cfg["queries"])
+    figures: list[Figure] = []
+    for size in cfg["sizes"]:
+        home = tmp / f"home-{size}"
+        home.mkdir()
+        db = home / "dashboard.sqlite3"
+        migrate(home, db)
+        t = time.time()
+        load(db, size, words)
+        vectors = _store_vectors(db, "bench")
+        build = time.time() - t
+        connection.close()
+        connection.settings_dict["NAME"] = str(db)
+        with connection.cursor() as cur:
+            search_top.rebuild_lists(cur, backend().top)
+        centroids = np.load(db.with_suffix(".centroids.npy"))
+        on = meaning.Embedder("bench", "", _query_embedder(centroids))
+        before = _rss_mb()
+        meaning.register(partial(_same, on))
+        t = time.perf_counter()
+        search_messages(qs[0])
+        load_ms = (time.perf_counter() - t) * 1000
+        held = meaning.memory_bytes() / 1e6
+        rss = _rss_mb() - before
+        out = Samples()
+        found = 0
+        for i, q in enumerate(qs):
+            sides = [(True, out.product), (False, out.reference)]
+            for with_meaning, into in sides if i % 2 == 0 else reversed(sides):
+                meaning.register(partial(_same, on if with_meaning else meaning.WORDS_ONLY))
+                t = time.perf_counter()
+                page = search_messages(q)
+                into.append((time.perf_counter() - t) * 1000)
+                found += with_meaning and any(h.by_meaning for h in page.results)
+        label = f"{size:,} messages ({vectors:,} vectors)"
+        f = figure_from("13", f"hybrid search_messages @{label}", "ms", out, reference="words only, same query")
+        f.result = (
+            f"+{(f.median or 0) - (f.ref_median or 0):.1f} ms median, +{(f.p95 or 0) - (f.ref_p95 or 0):.1f} ms p95; "
+            f"{found} of {len(qs)} queries got hits by meaning"
+        )
+        f.notes = f"history and vectors built in {build:.0f}s; database {db.stat().st_size / 1e6:.0f} MB"
+        figures.append(f)
+        load_f = Figure("13", f"first search of a process (loads the vectors) @{label}", "ms", load_ms)
+        load_f.result = (
+            f"vectors held: {held:.0f} MB int8 ({held * 1e6 / max(vectors, 1):.0f} B each); RssAnon +{rss:.0f} MB"
+        )
+        figures.append(load_f)
+        connection.close()
+        meaning._spaces.clear()
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+    return figures
+
+
+def run(scale: str) -> list[Figure]:
+    figures = turn_figure(scale)
+    figures += search_figures(scale)
+    figures.append(
+        Figure("13", "peak resident memory of the benchmark process", "MB",
+               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    )  # fmt: skip
+    return figures
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["serve"]:
+    serve()
