@@ -33,7 +33,7 @@ from agent.llm import ChatClient, LLMError
 from agent.llm.probe import ProbeStep
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
-from knowledge.capabilities import DbCapabilityStore
+from knowledge.capabilities import DbCapabilityStore, known
 from knowledge.history.workers import this_worker
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message
@@ -74,28 +74,40 @@ def target(config: Config) -> Target | None:
     return Target(model, config.embedding_base_url, config.embedding_api_key) if model else None
 
 
-@lru_cache(maxsize=4)
-def _client(t: Target, timeout: float) -> ChatClient:
-    # One per server + model + key (and timeout): its connection pool and what it learned are kept.
+def _new_client(t: Target, timeout: float, retries: int) -> ChatClient:
     return ChatClient(
-        base_url=t.base_url, api_key=t.api_key, model=t.model, timeout=timeout, capabilities=DbCapabilityStore()
+        base_url=t.base_url,
+        api_key=t.api_key,
+        model=t.model,
+        timeout=timeout,
+        max_retries=retries,
+        capabilities=DbCapabilityStore(),
     )
 
 
-def client(config: Config, timeout: float) -> ChatClient | None:
-    t = target(config)
-    return _client(t, timeout) if t is not None else None
+@lru_cache(maxsize=4)
+def _query_client(t: Target) -> ChatClient:
+    # Kept per server + model + key, with its connection pool: one per search would connect anew.
+    # A query is not retried: the words answer instead.
+    return _new_client(t, QUERY_TIMEOUT, 0)
+
+
+def serves(t: Target) -> bool | None:
+    """Whether the server embeds with this model, as every process has learned it (None: not known yet)."""
+    found = (known(t.base_url, t.model) or {}).get("embeddings")
+    return found if isinstance(found, bool) else None
 
 
 def embedder() -> meaning.Embedder:
     """How a search embeds its query now (registered with knowledge.search.meaning at start-up)."""
-    config = hermes_config.get()
-    t = target(config)
-    c = client(config, QUERY_TIMEOUT)
-    if t is None or c is None:
+    t = target(hermes_config.get())
+    if t is None:
         return meaning.WORDS_ONLY
-    if not c.can_embed:
+    learned = serves(t)
+    if learned is False:
         return meaning.Embedder("", f"the server has no embeddings for the model {t.model}")
+    c = _query_client(t)
+    c.caps.embeddings = learned  # what any process learned since, or a check found out anew
     return meaning.Embedder(t.space, "", c.embed)
 
 
@@ -206,11 +218,20 @@ def embed_backlog(
     """One round of the background work (see the module's doc). `now`: for tests' clocks;
     `pause`: seconds between batches."""
     config = config or hermes_config.get()
-    c = client(config, config.model.timeout)
     t = target(config)
+    if t is None or serves(t) is False:
+        return RoundResult()
+    c = _new_client(t, config.model.timeout, config.model.max_retries)  # learns with every process
+    try:
+        return _round(c, t, config, max_batches, now, pause)
+    finally:
+        c.close()
+
+
+def _round(
+    c: ChatClient, t: Target, config: Config, max_batches: int, now: datetime | None, pause: float
+) -> RoundResult:
     out = RoundResult()
-    if c is None or t is None or not c.can_embed:
-        return out
     space, me = t.space, this_worker()
     at = now or timezone.now()
     progress = _claim(space, me, at)
