@@ -24,6 +24,7 @@ urlpatterns = [
     path("skills/<str:name>/toggle/", skills.toggle_skill, name="skill_toggle"),
     path("skills/<str:name>/delete/", skills.delete_skill, name="skill_delete"),
     path("skills/<str:name>/pin/", curator.pin, name="skill_pin"),
+    path("skills/<str:name>/archive/", curator.archive_now, name="skill_archive"),
     path("changes/", changes.change_list, name="changes"),
     path("changes/<int:pk>/", changes.change_detail, name="change_detail"),
     path("changes/<int:pk>/undo/", changes.undo_change, name="change_undo"),

@@ -1,8 +1,9 @@
-"""The skill curator on the skills page: pin or unpin a skill, restore an archived one, and ask
-for a report now (a dry run, like the periodic one: its proposals wait in the inbox).
+"""The skill curator on the skills pages: pin or unpin a skill, archive one by hand, restore an
+archived one, and ask for a report now (a dry run, like the periodic one: its proposals wait in the
+inbox).
 
-Restoring and pinning are the person's own acts, so they are done at once; a restore is recorded
-in the change log and can be undone there.
+Pinning, archiving and restoring are the person's own acts, so they are done at once; an archive or
+a restore is recorded in the change log and can be undone there.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class PinForm(forms.Form):
     pin = forms.ChoiceField(
         choices=[("1", "Pin"), ("0", "Unpin")], error_messages={"required": "Say whether to pin or unpin."}
     )
+    back = forms.ChoiceField(choices=[("list", "the list"), ("detail", "the skill's page")], required=False)
 
     def __init__(self, data: Any = None, *, store: SkillStore, name: str, **kwargs: Any) -> None:
         super().__init__(data, **kwargs)
@@ -58,7 +60,21 @@ def pin(request: HttpRequest, name: str) -> HttpResponse:
         messages.success(request, f"Pinned '{name}': the curator will never propose it.")
     else:
         messages.success(request, f"Unpinned '{name}'.")
+    if form.is_valid() and form.cleaned_data["back"] == "detail":
+        return redirect("skill_detail", name=name)
     return redirect(f"{reverse('skills')}#skill-{name}")
+
+
+@require_POST
+def archive_now(request: HttpRequest, name: str) -> HttpResponse:
+    """The person archives a skill themselves (no report needed: it is their own act)."""
+    try:
+        change = archive.archive(SkillStore(), name, USER, why="by hand")
+    except SkillError as exc:
+        messages.error(request, f"Not archived: {exc}")
+        return redirect("skills")
+    messages.success(request, f"Archived '{name}'; restore it below or undo change #{change.pk}.")
+    return redirect(f"{reverse('skills')}#archived")
 
 
 @require_POST

@@ -82,3 +82,15 @@ def test_a_curator_proposal_is_approved_as_made_or_rejected(auth_client, home) -
     auth_client.post(f"/pending/{item.pk}/reject/")
     item.refresh_from_db()
     assert item.status == "rejected" and (home / "skills" / "brew-coffee" / "SKILL.md").is_file()
+
+
+def test_the_skills_own_page_pins_and_archives(auth_client, home) -> None:
+    old_skill("brew-coffee")
+    resp = auth_client.post("/skills/brew-coffee/pin/", {"pin": "1", "back": "detail"})
+    assert resp["Location"] == "/skills/brew-coffee/"
+    page = auth_client.get("/skills/brew-coffee/").content.decode()
+    assert ">pinned</span>" in page and ">Unpin</button>" in page
+    resp = auth_client.post("/skills/brew-coffee/archive/", follow=True)
+    assert "Archived &#x27;brew-coffee&#x27;" in resp.content.decode()
+    assert (home / "skills" / ".archive" / "brew-coffee" / "SKILL.md").is_file()
+    assert 'data-archived="brew-coffee"' in resp.content.decode()
