@@ -119,12 +119,13 @@ class _Space:
             self.last_id = ids[-1]
         self.written = written
 
-    def scores(self, q: Vector) -> np.ndarray[Any, np.dtype[np.float32]]:
-        """Approximate cosine of every vector with `q` (int8 codes, so within about 0.01)."""
-        out = np.empty(len(self.ids), dtype=np.float32)
-        for start in range(0, len(self.ids), CHUNK):
-            out[start : start + CHUNK] = self.codes[start : start + CHUNK].astype(np.float32) @ q
-        return out / np.float32(127.0)
+
+def _scores(codes: np.ndarray[Any, Any], q: Vector) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """Approximate cosine of every vector with `q` (int8 codes, so within about 0.01)."""
+    out = np.empty(len(codes), dtype=np.float32)
+    for start in range(0, len(codes), CHUNK):
+        out[start : start + CHUNK] = codes[start : start + CHUNK].astype(np.float32) @ q
+    return out / np.float32(127.0)
 
 
 _spaces: dict[str, _Space] = {}
@@ -157,21 +158,21 @@ def nearest(
     first, none below MIN_SIMILARITY. `leave_out_sql`: SQL selecting ids of messages that must
     not be found (an exclusion's matches)."""
     held = _space(space)
-    with held.lock:
+    with held.lock:  # the refresh only: the arrays are replaced, never changed, so scans run side by side
         held.refresh(space)
-        if not len(held.ids) or held.codes.shape[1] != len(q):
-            return []
-        approx = held.scores(q)
-        # A margin under the threshold: the int8 score may be a little under the exact one.
-        above = np.flatnonzero(approx >= MIN_SIMILARITY - 0.02)
-        order = above[np.argsort(-approx[above], kind="stable")]
-        ranked_ids = held.ids[order]
+        ids, codes = held.ids, held.codes
+    if not len(ids) or codes.shape[1] != len(q):
+        return []
+    approx = _scores(codes, q)
+    # A margin under the threshold: the int8 score may be a little under the exact one.
+    above = np.flatnonzero(approx >= MIN_SIMILARITY - 0.02)
+    ranked_ids = ids[above[np.argsort(-approx[above], kind="stable")]]
     found: list[Near] = []
     for block in range(ROUNDS):
-        ids = [int(i) for i in ranked_ids[block * CANDIDATES : (block + 1) * CANDIDATES]]
-        if not ids:
+        candidates = [int(i) for i in ranked_ids[block * CANDIDATES : (block + 1) * CANDIDATES]]
+        if not candidates:
             break
-        found += _checked(space, q, ids, filters, leave_out_sql or [])
+        found += _checked(space, q, candidates, filters, leave_out_sql or [])
         if len(found) >= limit:
             break
     found.sort(key=lambda n: -n.similarity)
