@@ -36,6 +36,7 @@ MIN_SIMILARITY = 0.2
 CANDIDATES = 400  # nearest by the int8 scan, rescored exactly and filtered in one query
 ROUNDS = 4  # further blocks of candidates read when filters leave too few
 CHUNK = 32768  # rows converted to float32 at a time by the scan (bounded scratch memory)
+LOAD_CHUNK = 20000  # vectors read and quantized at a time when a process loads them
 ROLES = ("user", "assistant")  # the messages that are embedded: what the person and the agent said
 
 
@@ -91,13 +92,16 @@ class _Space:
     def __init__(self) -> None:
         self.ids = np.empty(0, dtype=np.int64)
         self.codes = np.empty((0, 0), dtype=np.int8)
+        self._ids_buf = self.ids
+        self._codes_buf = self.codes
         self.last_id = 0
         self.written = -1  # RecallProgress.embedded when last read: a smaller one means start again
         self.lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:
-        return int(self.ids.nbytes + self.codes.nbytes)
+        """What the vectors take, with the room kept for new ones (up to as much again)."""
+        return int(self._ids_buf.nbytes + self._codes_buf.nbytes)
 
     def refresh(self, space: str) -> None:
         progress = RecallProgress.objects.filter(model=space).values_list("embedded", flat=True).first()
@@ -109,15 +113,43 @@ class _Space:
         rows = MessageVector.objects.filter(model=space, message_id__gt=self.last_id).order_by("message_id")
         ids: list[int] = []
         blocks: list[np.ndarray[Any, Any]] = []
-        for mid, blob in rows.values_list("message_id", "vector").iterator(chunk_size=2000):
+        raw = bytearray()
+        width = self.codes.shape[1] * 4 if self.codes.size else 0
+        for mid, blob in rows.values_list("message_id", "vector").iterator(chunk_size=LOAD_CHUNK):
+            width = width or len(blob)
+            if len(blob) != width:
+                continue  # not a vector of this model's length: never compared
             ids.append(mid)
-            blocks.append(np.clip(np.rint(unpack(blob) * 127.0), -127, 127).astype(np.int8))
-        if blocks:
-            new = np.vstack(blocks)
-            self.codes = new if self.codes.size == 0 else np.vstack([self.codes, new])
-            self.ids = np.concatenate([self.ids, np.asarray(ids, dtype=np.int64)])
+            raw += blob
+            if len(raw) >= LOAD_CHUNK * width:  # converted a block at a time: float32 is 4x the int8
+                blocks.append(_quantized(raw, width))
+                raw = bytearray()
+        if raw:
+            blocks.append(_quantized(raw, width))
+        if ids:
+            self._append(np.asarray(ids, dtype=np.int64), np.vstack(blocks) if len(blocks) > 1 else blocks[0])
             self.last_id = ids[-1]
         self.written = written
+
+    def _append(self, ids: np.ndarray[Any, Any], codes: np.ndarray[Any, Any]) -> None:
+        """New rows after the others, in buffers that double when full: a search while the backlog
+        is embedded adds a few rows, and copying every vector each time would cost more than the
+        scan. Rows past the end are written in place; the views scans hold end before them."""
+        n, k = len(self.ids), len(ids)
+        if self._ids_buf.shape[0] < n + k or self._codes_buf.shape[1] != codes.shape[1]:
+            capacity = max(2 * (n + k), 1024)
+            ids_buf = np.empty(capacity, dtype=np.int64)
+            codes_buf = np.empty((capacity, codes.shape[1]), dtype=np.int8)
+            if n:
+                ids_buf[:n], codes_buf[:n] = self.ids, self.codes
+            self._ids_buf, self._codes_buf = ids_buf, codes_buf
+        self._ids_buf[n : n + k], self._codes_buf[n : n + k] = ids, codes
+        self.ids, self.codes = self._ids_buf[: n + k], self._codes_buf[: n + k]
+
+
+def _quantized(raw: bytearray, width: int) -> np.ndarray[Any, Any]:
+    floats = np.frombuffer(bytes(raw), dtype="<f4").reshape(-1, width // 4)
+    return np.clip(np.rint(floats * 127.0), -127, 127).astype(np.int8)
 
 
 def _scores(codes: np.ndarray[Any, Any], q: Vector) -> np.ndarray[Any, np.dtype[np.float32]]:

@@ -181,3 +181,12 @@ def test_the_agents_tool_finds_a_session_by_meaning(embedding):
     hits = search_sessions("what did we decide about the unreliable CI tests")
     assert hits and hits[0].session_id == flaky.id
     assert hits[0].matched == "meaning"
+
+
+def test_a_message_embedded_after_a_search_is_found_by_the_next(embedding):
+    _chat(CAKE, *OTHER)
+    _embed_all()
+    assert search_messages("unreliable CI tests").results == []  # nothing near yet
+    _chat(FLAKY)
+    _embed_all()
+    assert [h.snippet for h in search_messages("unreliable CI tests").results] == [FLAKY]
