@@ -145,6 +145,10 @@ def test_the_navigation_is_grouped_and_the_chat_page_keeps_internals_one_level_d
         expect(history.get_by_role("link", name=name, exact=True)).to_be_visible()
     expect(nav.get_by_role("link", name="Settings", exact=True)).to_be_visible()
     expect(nav.get_by_role("link", name="Admin")).to_have_count(0)
+    expect(page.locator(".topbar")).not_to_contain_text("{#")  # a template comment never shows
+    if width >= 1280:
+        box = page.locator(".topbar").bounding_box()
+        assert box is not None and box["height"] < 60, f"the top bar wraps: {box}"
     expect(nav.get_by_role("link", name="Memory", exact=True)).to_have_attribute("aria-current", "page")
     problems = blocking_violations(page, f"navigation ({mode})")
     page.screenshot(path=str(SCREENSHOTS / f"nav-{mode}.png"))
