@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django_tasks.signals import task_started
 
 from hermes_site import config as hermes_config
-from hermes_site import multi_worker_checks
+from hermes_site import memory_provider_checks, multi_worker_checks
 
 CONFIG_ERROR = "hermes.E001"
 QUEUE_ERROR = "hermes.E002"
@@ -50,6 +50,7 @@ def register() -> None:
     checks.register(check_config)
     checks.register(check_queue)
     multi_worker_checks.register()  # hermes.W001-W003: what running past one process is missing
+    memory_provider_checks.register()  # hermes.W004: a memory provider that cannot run here
     # Each job of the durable queue (`learning_worker`) starts with the settings as last saved.
     task_started.connect(_refresh_for_job, dispatch_uid="hermes-config-refresh")
 

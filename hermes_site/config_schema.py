@@ -159,7 +159,14 @@ class MemorySettings(Section):
     user_char_limit: int = setting(1375, "USER.md limit (characters)", rule=POSITIVE)
     write_approval: bool = setting(False, "Hold review writes to memory for my approval")
     provider: str = setting(
-        "", "External memory provider", choices=("", "session_recall"), help="empty: none", lenient=True
+        "", "External memory provider", choices=("", "session_recall", "mem0"), help="empty: none", lenient=True
+    )
+    # A provider's answer is waited for this long at the start of a turn (and at a session's end);
+    # later, the turn goes on without it (docs/DECISIONS.md, external memory providers).
+    provider_timeout: float = setting(
+        3.0,
+        "Seconds a memory provider may take before a turn goes on without it",
+        rule=Rule("a number of seconds between 0 and 600", lambda v: 0 < v <= 600),
     )
 
 

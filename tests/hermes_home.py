@@ -34,7 +34,7 @@ memory:
   user_char_limit: 1375
   nudge_interval: 10
   flush_min_turns: 6
-  provider: mem0
+  provider: honcho
 skills:
   external_dirs:
   - ~/.agents/skills

@@ -163,8 +163,8 @@ def test_hermes_shapes_are_read(tmp_path, text):
     (tmp_path / "config.yaml").write_text(text)
     cfg = hermes_config.load(tmp_path)
     assert cfg.model_name == "anthropic/claude-opus-4"
-    assert cfg.memory.provider == ""  # mem0 is Hermes'; the dashboard runs without it
-    assert any("memory.provider" in w and "mem0" in w for w in cfg.warnings)
+    assert cfg.memory.provider == ""  # honcho is Hermes'; the dashboard runs without it
+    assert any("memory.provider" in w and "honcho" in w for w in cfg.warnings)
 
 
 def test_config_written_through_a_symlink_keeps_the_link(tmp_path):
@@ -215,7 +215,7 @@ def test_key_specs_describe_every_key_for_a_form():
     assert evidence.choices == ("off", "required") and evidence.coerce("off") == "off"
     with pytest.raises(hermes_config.ConfigError, match="config.yaml: learning.evidence must be"):
         evidence.coerce("sometimes")
-    assert specs["memory.provider"].choices == ("", "session_recall") and specs["model.name"].choices == ()
+    assert specs["memory.provider"].choices == ("", "session_recall", "mem0") and specs["model.name"].choices == ()
 
 
 @pytest.mark.parametrize("written", ["off", "false", "no", "Off", '"false"', "'no'"])

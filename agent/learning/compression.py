@@ -23,6 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent.admission import batch as verify_batch
+from agent.learning.providers import ProviderManager
 from agent.llm import LLMError
 from agent.loop import AgentLoop, ModelClient, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
@@ -41,6 +42,7 @@ class AgentSession(Protocol):
     messages: list[dict[str, Any]]
     token_count: TokenCount
     leaf_id: int | None  # the last stored message of the version it continues
+    providers: ProviderManager  # the external memory providers, told before compression
 
     @property
     def client(self) -> ModelClient: ...
@@ -201,6 +203,9 @@ def compress(agent: AgentSession) -> bool:
     if points is None:
         return False
     flush_memory(agent)
+    # The memory providers get the whole conversation before its middle goes (handed over: the
+    # turn does not wait for them; a private chat's is kept from them).
+    agent.providers.on_pre_compress_all(messages)
     head_end, tail_start = points
     summary = SUMMARY_PREFIX + _summarise(agent, messages[head_end:tail_start])
     new_prompt = build_system_prompt(agent.config)

@@ -9,23 +9,37 @@ and the runner injects prefetched context into the API copy of the current user 
 provider returns (a recalled past message, an external service's text) has its fence tags
 neutralised first, so it cannot close the fence and speak as the person.
 
-The shipped provider, `session_recall`, matches the user's message against the full-text
-index of past sessions and offers the best excerpts.
+Each provider's calls run one at a time, in order, on a thread of its own (`_Worker`), so a slow
+or hung provider never holds a turn: the turn waits for a prefetch at most `memory.provider_timeout`
+seconds and goes on without it, a turn's sync is handed over and not waited for, and the session's
+end waits the same budget at most. What each call came to (answered, failed with its error, no
+answer in time; the time of the last turn given to it) is recorded for the settings page
+(knowledge/memory_providers.py).
+
+The shipped providers: `session_recall` matches the user's message against the full-text index
+of past sessions and offers the best excerpts; `mem0` gives every turn to the mem0 library, run
+locally (knowledge/mem0_store.py), and offers the memories it made that are nearest the message.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import re
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import Any
 
 from django.db import close_old_connections
 
-from knowledge import private_chats
+from hermes_site import config as hermes_config
+from knowledge import mem0_store, private_chats
+from knowledge import memory_providers as states
 from knowledge.prompt import neutral_fences
 from knowledge.search import search_sessions
 from knowledge.search.snippets import snippet_to_text
@@ -56,7 +70,15 @@ class MemoryProvider(ABC):
     def system_prompt_block(self) -> str:
         return ""
 
+    def on_pre_compress(self, messages: list[dict[str, Any]]) -> None:
+        """The conversation as it is before compression replaces its middle by a summary."""
+        return None
+
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        return None
+
+    def warm_up(self) -> None:
+        """Get ready for the first call (open a store), on the provider's own thread."""
         return None
 
     def shutdown(self) -> None:
@@ -124,48 +146,191 @@ class SessionRecallProvider(MemoryProvider):
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-PROVIDERS: dict[str, Callable[[str], MemoryProvider]] = {"session_recall": SessionRecallProvider}
+class Mem0Provider(MemoryProvider):
+    """mem0, run locally (knowledge/mem0_store.py): each turn is given to it, and the memories it
+    made that are nearest the message are offered. The config is read at each call, so a changed
+    setting applies from the next one."""
+
+    name = "mem0"
+    LIMIT = 5
+    MAX_CHARS = 1500
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._queued: list[str] = []  # found for the last message, offered with the next one's
+        mem0_store.import_shared_dependencies()  # before mem0 is imported on the provider's thread
+
+    def warm_up(self) -> None:
+        with mem0_store.opened(hermes_config.get()):
+            pass
+
+    def sync_turn(self, user_message: str, final_response: str) -> None:
+        mem0_store.add_turn(hermes_config.get(), user_message, final_response, self.session_id)
+
+    def queue_prefetch(self, user_message: str) -> None:
+        self._queued = mem0_store.search(hermes_config.get(), user_message, self.LIMIT)
+
+    def prefetch(self, user_message: str) -> str:
+        found = mem0_store.search(hermes_config.get(), user_message, self.LIMIT)
+        queued, self._queued = self._queued, []
+        texts = list(dict.fromkeys(found + queued))[: self.LIMIT]
+        # mem0's memories are made by a model from what was said: one that is an injection is withheld.
+        return "\n".join(f"- {masked(t)} (mem0)" for t in texts)[: self.MAX_CHARS]
+
+
+PROVIDERS: dict[str, Callable[[str], MemoryProvider]] = {
+    "session_recall": SessionRecallProvider,
+    "mem0": Mem0Provider,
+}
+
+
+_said_unavailable: set[str] = set()
+
+
+class _Worker:
+    """One provider's calls, one at a time and in order, on a daemon thread of its own: a call
+    that hangs holds only this provider (what is handed to it meanwhile waits its turn, nothing is
+    dropped), and never the process's exit."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[[], Any]) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self._jobs.put((fn, fut))
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"memory-{self.name}", daemon=True)
+                self._thread.start()
+        return fut
+
+    def stop(self) -> None:
+        self._jobs.put(None)  # after what is queued
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, fut = job
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except Exception as exc:  # noqa: BLE001  (handed to whoever reads the future: the manager logs it)
+                fut.set_exception(exc)
+            finally:
+                close_old_connections()
 
 
 class ProviderManager:
-    def __init__(self, providers: list[MemoryProvider], session_id: str | None = None) -> None:
+    def __init__(
+        self, providers: list[MemoryProvider], session_id: str | None = None, *, timeout: float | None = None
+    ) -> None:
         self.providers = providers
         self.session_id = session_id
+        self.timeout = timeout  # None: memory.provider_timeout, read at each call
+        self._workers = {id(p): _Worker(p.name) for p in providers}
 
     @classmethod
     def from_config(cls, name: str, session_id: str) -> ProviderManager:
         names = [n.strip() for n in name.split(",") if n.strip()]
-        return cls([PROVIDERS[n](session_id) for n in names if n in PROVIDERS], session_id)
+        config = hermes_config.get()
+        usable = []
+        for n in names:
+            why = states.unavailable(n, config) if n in PROVIDERS else "unknown"
+            if not why:
+                usable.append(n)
+            elif n not in _said_unavailable:  # once per process: the settings page and `check` say it too
+                _said_unavailable.add(n)
+                log.warning("memory provider %s does not run: %s", n, why)
+        manager = cls([PROVIDERS[n](session_id) for n in usable], session_id)
+        for p in manager.providers:
+            manager._submit(p, "warm_up", p.warm_up)  # ready before the first question, if it can be
+        return manager
 
-    def _each(self, what: str, fn: Callable[[MemoryProvider], Any]) -> list[Any]:
+    def budget(self) -> float:
+        return self.timeout if self.timeout is not None else hermes_config.get().memory.provider_timeout
+
+    def _kept_private(self) -> bool:
         # A private chat (knowledge/private_chats.py) is kept from every provider: none is asked for
         # context (its question would leave the chat) nor told its turns or its end. Read at each
         # call, so a chat switched on any page or worker, even during a turn, is kept from then on.
-        if what != "shutdown" and self.providers and private_chats.is_private(self.session_id):
-            return []
+        return bool(self.providers) and private_chats.is_private(self.session_id)
+
+    def _submit(self, p: MemoryProvider, what: str, fn: Callable[[], Any]) -> Future[Any]:
+        fut = self._workers[id(p)].submit(fn)
+        fut.add_done_callback(lambda done: self._note(p, what, done))
+        return fut
+
+    @staticmethod
+    def _note(p: MemoryProvider, what: str, done: Future[Any]) -> None:
+        exc = done.exception()
+        if exc is None:
+            states.record(p.name, states.OK, synced=what == "sync_turn")
+            return
+        # A provider is optional: its failure is logged and shown on the settings page, never in the chat.
+        log.error("memory provider %s failed in %s", p.name, what, exc_info=exc)
+        states.record(p.name, states.FAILING, error=f"{what}: {type(exc).__name__}: {exc}")
+
+    def _wait(self, pending: list[tuple[MemoryProvider, str, Future[Any]]]) -> list[Any]:
+        """The results of `pending` that came within the budget (one deadline for all); a call
+        still running past it is recorded as slow and left to finish on its own."""
+        budget = self.budget()
+        deadline = time.monotonic() + budget
         out = []
-        for p in self.providers:
+        for p, what, fut in pending:
             try:
-                out.append(fn(p))
-            except Exception:  # a provider is optional: log it, never let it reach the chat
-                log.exception("memory provider %s failed in %s", p.name, what)
+                out.append(fut.result(timeout=max(0.0, deadline - time.monotonic())))
+            except FutureTimeout:
+                error = f"{what} gave no answer within {budget:g} s; the chat went on without it"
+                log.warning("memory provider %s: %s", p.name, error)
+                states.record(p.name, states.SLOW, error=error)
+            except Exception:  # noqa: BLE001  (logged and recorded by _note when it failed)
+                continue
         return out
 
     def prefetch_all(self, user_message: str) -> str:
-        parts = [t for t in self._each("prefetch", lambda p: p.prefetch(user_message)) if t]
-        return "\n\n".join(parts)
+        if self._kept_private():
+            return ""
+        pending = [
+            (p, "prefetch", self._submit(p, "prefetch", partial(p.prefetch, user_message))) for p in self.providers
+        ]
+        return "\n\n".join(t for t in self._wait(pending) if t)
 
     def queue_prefetch_all(self, user_message: str) -> None:
-        self._each("queue_prefetch", lambda p: p.queue_prefetch(user_message))
+        if not self._kept_private():
+            for p in self.providers:
+                self._submit(p, "queue_prefetch", partial(p.queue_prefetch, user_message))
 
     def sync_all(self, user_message: str, final_response: str) -> None:
-        self._each("sync_turn", lambda p: p.sync_turn(user_message, final_response))
+        if not self._kept_private():
+            for p in self.providers:
+                self._submit(p, "sync_turn", partial(p.sync_turn, user_message, final_response))
+
+    def on_pre_compress_all(self, messages: list[dict[str, Any]]) -> None:
+        """Handed over before compression (the turn does not wait): after every turn given before it."""
+        if not self._kept_private():
+            snapshot = list(messages)
+            for p in self.providers:
+                self._submit(p, "on_pre_compress", partial(p.on_pre_compress, snapshot))
 
     def on_session_end_all(self, messages: list[dict[str, Any]]) -> None:
-        self._each("on_session_end", lambda p: p.on_session_end(messages))
+        if not self._kept_private():
+            snapshot = list(messages)
+            for p in self.providers:
+                self._submit(p, "on_session_end", partial(p.on_session_end, snapshot))
+
+    def wait_idle(self) -> None:
+        """Wait, within the budget, until every call handed over so far has finished."""
+        self._wait([(p, "an earlier call", self._workers[id(p)].submit(lambda: None)) for p in self.providers])
 
     def shutdown_all(self) -> None:
-        self._each("shutdown", lambda p: p.shutdown())
+        """Let each provider finish what it was handed and shut down, waiting the budget at most."""
+        pending = [(p, "shutdown", self._submit(p, "shutdown", p.shutdown)) for p in self.providers]
+        for worker in self._workers.values():
+            worker.stop()
+        self._wait(pending)
 
 
 def inject_context(messages: list[dict[str, Any]], context: str) -> list[dict[str, Any]] | None:

@@ -7,6 +7,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from hermes_site.rendering import highlight_snippet, render_markdown
+from knowledge import memory_providers
 from knowledge.models import PendingWrite
 from knowledge.search import meaning
 from knowledge.verification.threat_normalize import char_label, is_hidden, tag_text
@@ -55,3 +56,24 @@ def recall_status() -> meaning.Status:
     """Search by meaning: on or why not, and how far the background embedding came
     (templates/knowledge/_recall_status.html)."""
     return meaning.status()
+
+
+@register.simple_tag
+def memory_provider_states() -> list[memory_providers.ProviderState]:
+    """The configured memory providers with their state and last sync, as any server process
+    recorded them (templates/knowledge/_memory_providers.html)."""
+    return memory_providers.states()
+
+
+_PROVIDER_BADGES = {
+    memory_providers.OK: "good",
+    memory_providers.NOT_YET: "",
+    memory_providers.SLOW: "warn",
+    memory_providers.FAILING: "bad",
+    memory_providers.UNAVAILABLE: "bad",
+}
+
+
+@register.filter
+def provider_badge(state: str) -> str:
+    return _PROVIDER_BADGES.get(state, "warn")

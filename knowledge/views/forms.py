@@ -40,7 +40,9 @@ PAGE: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("memory.user_char_limit", "USER.md limit (characters)", ""),
         ("memory.memory_enabled", "Keep the agent's notes (MEMORY.md)", ""),
         ("memory.user_profile_enabled", "Keep the user profile (USER.md)", ""),
-        ("memory.provider", "Memory provider", "session_recall: recall matching past sessions each turn"),
+        ("memory.provider", "Memory provider", "session_recall: recall matching past sessions each turn; "
+         "mem0: the mem0 library, run locally (needs requirements-mem0.txt and an embedding model)"),
+        ("memory.provider_timeout", "Seconds a memory provider may take", "later, the chat goes on without it"),
     ]),
     ("Approval", [
         ("memory.write_approval", "Hold review writes to memory for my approval", ""),

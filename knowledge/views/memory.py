@@ -17,6 +17,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from hermes_site import config as hermes_config
+from knowledge import mem0_store, memory_providers
 from knowledge.memory.duplicates import memory_duplicate_pairs
 from knowledge.memory.ops import ENTRY_DELIMITER
 from knowledge.memory.store import TARGETS, MemoryStore, parse
@@ -140,6 +142,12 @@ def build_panel(store: MemoryStore, target: str, **state: Any) -> Panel:
     )
 
 
+def mem0_listing() -> mem0_store.Listing | None:
+    """mem0's memories, shown read-only below the files when mem0 is the memory provider."""
+    config = hermes_config.get()
+    return mem0_store.listing(config) if "mem0" in memory_providers.configured_names(config) else None
+
+
 def _store_for(target: str) -> MemoryStore:
     if target not in TARGETS:
         raise Http404("unknown memory target")
@@ -153,7 +161,7 @@ def _respond(request: HttpRequest, store: MemoryStore, target: str, ok: bool, **
     if ok:
         return redirect("memory")
     panels = [build_panel(store, t, **state) if t == target else build_panel(store, t) for t in TARGETS]
-    return render(request, "knowledge/memory.html", {"nav": "memory", "panels": panels})
+    return render(request, "knowledge/memory.html", {"nav": "memory", "panels": panels, "mem0": mem0_listing()})
 
 
 def _page(request: HttpRequest, merge: MemoryMergeForm | None = None, status: int = 200) -> HttpResponse:
@@ -166,7 +174,12 @@ def _page(request: HttpRequest, merge: MemoryMergeForm | None = None, status: in
     ]
     if merge is not None and not any(form for _, _, form in duplicates):
         messages.error(request, errors_text(merge))  # the pair is gone from the files: say so at the top
-    context = {"nav": "memory", "panels": [build_panel(store, t) for t in TARGETS], "duplicates": duplicates}
+    context = {
+        "nav": "memory",
+        "panels": [build_panel(store, t) for t in TARGETS],
+        "duplicates": duplicates,
+        "mem0": mem0_listing(),
+    }
     return render(request, "knowledge/memory.html", context, status=status)
 
 

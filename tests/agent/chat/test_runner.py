@@ -63,6 +63,7 @@ def test_slash_invocation_expands_for_the_model_only(home, llm):
     assert "Run migrations on staging first." in sent and "the billing service" in sent
     stored = Message.objects.get(session=agent.session, role="user")
     assert stored.content == "/deploy-check the billing service"
+    agent.providers.wait_idle()  # a turn's sync is handed to the provider's own thread
     assert provider.synced == [("/deploy-check the billing service", "checked")]
 
 

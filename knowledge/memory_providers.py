@@ -1,0 +1,145 @@
+"""How each external memory provider is doing, for the settings page (docs/BEHAVIOUR.md, Memory
+providers).
+
+The agent's provider manager (agent/learning/providers.py) records here what each call of a
+provider came to: answered (and, for a turn given to it, when), failed with its error, or no
+answer within the time budget. The record is a small JSON file in HERMES_HOME, so the page shows
+it whichever server process ran the turn; the newest outcome of any call is the state shown.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hermes_site import config as hermes_config
+from hermes_site.config import Config
+from knowledge import mem0_store
+
+log = logging.getLogger(__name__)
+
+STATUS_FILE = "memory-providers.json"
+OK, FAILING, SLOW, NOT_YET, UNAVAILABLE = "ok", "failing", "slow", "not used yet", "unavailable"
+DESCRIPTIONS = {
+    "session_recall": "recalls matching past chats from this dashboard's own search",
+    "mem0": "mem0, run locally: its model and embeddings on your server, its store in the home",
+}
+
+_lock = threading.Lock()
+_written: dict[tuple[str, str], tuple[str, str]] = {}  # (home, name) -> (state, error) last written here
+
+
+@dataclass(frozen=True)
+class ProviderState:
+    name: str
+    description: str
+    state: str
+    error: str = ""
+    last_sync: datetime | None = None
+    at: datetime | None = None  # when the state was recorded
+
+    @property
+    def ok(self) -> bool:
+        return self.state == OK
+
+
+def configured_names(config: Config) -> list[str]:
+    return [n.strip() for n in config.memory.provider.split(",") if n.strip()]
+
+
+def _path(home: Path) -> Path:
+    return home / STATUS_FILE
+
+
+def _read(home: Path) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(_path(home).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:  # a torn or hand-edited file: start it again
+        log.warning("%s could not be read (%s); provider states start afresh", _path(home), exc)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write(home: Path, data: dict[str, dict[str, Any]]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=home, prefix=".memory-providers-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=1)
+    os.replace(tmp, _path(home))
+
+
+def record(name: str, state: str, *, error: str = "", synced: bool = False, home: Path | None = None) -> None:
+    """Note the outcome of a provider's call; `synced`: it was a turn given to it (its time is kept)."""
+    home = home or hermes_config.hermes_home()
+    key = (str(home), name)
+    with _lock:
+        if not synced and _written.get(key) == (state, error):
+            return  # nothing new to show: spare the file a write per call
+        data = _read(home)
+        now = datetime.now(UTC).isoformat()
+        entry = {**data.get(name, {}), "state": state, "error": error, "at": now}
+        if synced:
+            entry["last_sync"] = now
+        data[name] = entry
+        try:
+            _write(home, data)
+        except OSError as exc:
+            log.warning("the state of memory provider %s could not be written: %s", name, exc)
+            return
+        _written[key] = (state, error)
+
+
+def forget(home: Path | None = None) -> None:
+    """Drop every recorded state (a home emptied by a test, or a reset)."""
+    home = home or hermes_config.hermes_home()
+    with _lock:
+        _path(home).unlink(missing_ok=True)
+        for key in [k for k in _written if k[0] == str(home)]:
+            del _written[key]
+
+
+def _when(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+def unavailable(name: str, config: Config) -> str:
+    """Why a configured provider cannot run, or ""."""
+    if name == "mem0":
+        return mem0_store.unavailable(config)
+    if name not in DESCRIPTIONS:
+        return "the dashboard has no provider of this name"
+    return ""
+
+
+def states(config: Config | None = None) -> list[ProviderState]:
+    """The configured providers, each with what its calls came to lately."""
+    config = config or hermes_config.get()
+    data = _read(config.home)
+    out = []
+    for name in configured_names(config):
+        seen = data.get(name, {})
+        why = unavailable(name, config)
+        state = UNAVAILABLE if why else str(seen.get("state") or NOT_YET)
+        out.append(
+            ProviderState(
+                name=name,
+                description=DESCRIPTIONS.get(name, ""),
+                state=state,
+                error=why or str(seen.get("error") or ""),
+                last_sync=_when(seen.get("last_sync")),
+                at=_when(seen.get("at")),
+            )
+        )
+    return out
