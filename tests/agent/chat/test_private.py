@@ -5,6 +5,7 @@ switch saying what it means before it is used."""
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from agent.chat import service as chat_service
 from knowledge.models import ChatSession, Message
@@ -31,6 +32,8 @@ def _page(auth_client, session: ChatSession) -> str:
 
 def test_a_new_private_chat_is_stored_private_and_marked_after_a_reload(auth_client, home) -> None:
     shown = _said("an ordinary question")
+    # Ended already (as by another tab's New chat): no background end runs from this test.
+    ChatSession.objects.filter(pk=shown.pk).update(ended_at=timezone.now())
     resp = auth_client.post("/c/new/private/", {"from": shown.pk})
     assert resp.status_code == 302
     chat = ChatSession.objects.exclude(pk=shown.pk).get()
