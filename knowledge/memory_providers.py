@@ -4,7 +4,8 @@ providers).
 The agent's provider manager (agent/learning/providers.py) records here what each call of a
 provider came to: answered (and, for a turn given to it, when), failed with its error, or no
 answer within the time budget. The record is a small JSON file in HERMES_HOME, so the page shows
-it whichever server process ran the turn; the newest outcome of any call is the state shown.
+it whichever server process ran the turn. Each kind of call (sync_turn, prefetch, …) keeps its
+latest outcome; the state shown is the worst of them, with their errors.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ DESCRIPTIONS = {
 }
 
 _lock = threading.Lock()
-_written: dict[tuple[str, str], tuple[str, str]] = {}  # (home, name) -> (state, error) last written here
+_written: dict[tuple[str, str, str], tuple[str, str]] = {}  # (home, name, call) -> (state, error) written here
 
 
 @dataclass(frozen=True)
@@ -77,16 +78,24 @@ def _write(home: Path, data: dict[str, dict[str, Any]]) -> None:
     os.replace(tmp, _path(home))
 
 
-def record(name: str, state: str, *, error: str = "", synced: bool = False, home: Path | None = None) -> None:
-    """Note the outcome of a provider's call; `synced`: it was a turn given to it (its time is kept)."""
+def record(
+    name: str, what: str, state: str, *, error: str = "", synced: bool = False, home: Path | None = None
+) -> None:
+    """Note the outcome of a provider's call (`what`: sync_turn, prefetch, …); `synced`: a turn
+    given to it, whose time is kept. Each kind of call keeps its own latest outcome, so a sync that
+    keeps failing is not hidden by the prefetches that work."""
     home = home or hermes_config.hermes_home()
-    key = (str(home), name)
+    key = (str(home), name, what)
     with _lock:
         if not synced and _written.get(key) == (state, error):
             return  # nothing new to show: spare the file a write per call
         data = _read(home)
         now = datetime.now(UTC).isoformat()
-        entry = {**data.get(name, {}), "state": state, "error": error, "at": now}
+        entry = data.get(name, {})
+        found = entry.get("calls")
+        calls: dict[str, Any] = found if isinstance(found, dict) else {}
+        calls[what] = {"state": state, "error": error, "at": now}
+        entry = {**entry, "calls": calls}
         if synced:
             entry["last_sync"] = now
         data[name] = entry
@@ -130,16 +139,19 @@ def states(config: Config | None = None) -> list[ProviderState]:
     out = []
     for name in configured_names(config):
         seen = data.get(name, {})
+        calls = [c for c in (seen.get("calls") or {}).values() if isinstance(c, dict)]
         why = unavailable(name, config)
-        state = UNAVAILABLE if why else str(seen.get("state") or NOT_YET)
+        # The worst of each kind of call's latest outcome; the errors of those that are not ok.
+        worst = [c for c in calls if c.get("state") == FAILING] or [c for c in calls if c.get("state") == SLOW]
+        state = UNAVAILABLE if why else str(worst[0]["state"]) if worst else OK if calls else NOT_YET
         out.append(
             ProviderState(
                 name=name,
                 description=DESCRIPTIONS.get(name, ""),
                 state=state,
-                error=why or str(seen.get("error") or ""),
+                error=why or "; ".join(str(c.get("error") or "") for c in worst),
                 last_sync=_when(seen.get("last_sync")),
-                at=_when(seen.get("at")),
+                at=max((t for c in worst if (t := _when(c.get("at"))) is not None), default=None),
             )
         )
     return out

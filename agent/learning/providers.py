@@ -231,6 +231,7 @@ class ProviderManager:
         self.session_id = session_id
         self.timeout = timeout  # None: memory.provider_timeout, read at each call
         self._workers = {id(p): _Worker(p.name) for p in providers}
+        self._late: set[Future[Any]] = set()  # calls that missed their budget
 
     @classmethod
     def from_config(cls, name: str, session_id: str) -> ProviderManager:
@@ -263,15 +264,17 @@ class ProviderManager:
         fut.add_done_callback(lambda done: self._note(p, what, done))
         return fut
 
-    @staticmethod
-    def _note(p: MemoryProvider, what: str, done: Future[Any]) -> None:
+    def _note(self, p: MemoryProvider, what: str, done: Future[Any]) -> None:
         exc = done.exception()
+        if exc is None and done in self._late:
+            self._late.discard(done)  # it answered, too late for its turn: it stays "slow" until one is in time
+            return
         if exc is None:
-            states.record(p.name, states.OK, synced=what == "sync_turn")
+            states.record(p.name, what, states.OK, synced=what == "sync_turn")
             return
         # A provider is optional: its failure is logged and shown on the settings page, never in the chat.
         log.error("memory provider %s failed in %s", p.name, what, exc_info=exc)
-        states.record(p.name, states.FAILING, error=f"{what}: {type(exc).__name__}: {exc}")
+        states.record(p.name, what, states.FAILING, error=f"{what}: {type(exc).__name__}: {exc}")
 
     def _wait(self, pending: list[tuple[MemoryProvider, str, Future[Any]]]) -> list[Any]:
         """The results of `pending` that came within the budget (one deadline for all); a call
@@ -283,9 +286,10 @@ class ProviderManager:
             try:
                 out.append(fut.result(timeout=max(0.0, deadline - time.monotonic())))
             except FutureTimeout:
+                self._late.add(fut)
                 error = f"{what} gave no answer within {budget:g} s; the chat went on without it"
                 log.warning("memory provider %s: %s", p.name, error)
-                states.record(p.name, states.SLOW, error=error)
+                states.record(p.name, what, states.SLOW, error=error)
             except Exception:  # noqa: BLE001  (logged and recorded by _note when it failed)
                 continue
         return out
@@ -323,7 +327,7 @@ class ProviderManager:
 
     def wait_idle(self) -> None:
         """Wait, within the budget, until every call handed over so far has finished."""
-        self._wait([(p, "an earlier call", self._workers[id(p)].submit(lambda: None)) for p in self.providers])
+        self._wait([(p, "an earlier call", self._submit(p, "an earlier call", lambda: None)) for p in self.providers])
 
     def shutdown_all(self) -> None:
         """Let each provider finish what it was handed and shut down, waiting the budget at most."""
