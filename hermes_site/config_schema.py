@@ -162,7 +162,7 @@ class MemorySettings(Section):
         "", "External memory provider", choices=("", "session_recall", "mem0"), help="empty: none", lenient=True
     )
     # A provider's answer is waited for this long at the start of a turn (and at a session's end);
-    # later, the turn goes on without it (docs/DECISIONS.md, external memory providers).
+    # later, the turn goes on without it (docs/DECISIONS.md, record 25).
     provider_timeout: float = setting(
         3.0,
         "Seconds a memory provider may take before a turn goes on without it",

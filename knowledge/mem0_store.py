@@ -1,5 +1,5 @@
 """mem0's store of memories, run locally (docs/BEHAVIOUR.md, Memory providers; docs/DECISIONS.md,
-record 33).
+record 25).
 
 The open-source `mem0ai` library is an optional extra (requirements-mem0.txt): the dashboard runs
 without it, and `unavailable` says why mem0 cannot run. When it can, one `Memory` per process is
