@@ -26,7 +26,7 @@ from knowledge.search.sanitize import Term, excluded, found
 from knowledge.search.schema import MESSAGES
 
 RRF_K = 60  # the usual constant: rank 1 scores 1/61, rank 10 1/70; one list alone never dominates
-WINDOW = 60  # hits of each list fused (three pages); deeper hits by words follow in their order
+WINDOW = 40  # hits of each list fused (two pages); deeper hits by words follow in their order
 MEANING_HITS = 40  # hits by meaning at most, for one search
 
 
@@ -117,7 +117,11 @@ def opening(text: str) -> str:
 
 
 def _meaning_hits(ids: list[int]) -> dict[int, MessageHit]:
-    rows = Message.objects.filter(id__in=ids).select_related("session")
+    rows = (
+        Message.objects.filter(id__in=ids)
+        .select_related("session")
+        .only("id", "session_id", "role", "created_at", "content", "session__title", "session__name", "session__source")
+    )
     return {
         m.id: MessageHit(
             message_id=m.id,

@@ -6,7 +6,8 @@ agent/recall.py. Each process keeps the vectors of the model in use in memory as
 a message for a 384-dimension model), appends the new ones before each search, and scans them
 exactly: every vector is scored. The best candidates are then read again from the database —
 which drops messages deleted or filtered out, and rescores them exactly in float32 — so the
-in-memory copy only has to be a superset.
+in-memory copy only has to be a superset. No BLAS: its threads, on a machine whose cores are busy,
+made the same scan ten times slower.
 
 This package never calls a model server: the agent registers the one that embeds a query
 (`register`, from agent/apps.py), as it registers the appliers of approved writes.
@@ -35,7 +36,6 @@ log = logging.getLogger(__name__)
 MIN_SIMILARITY = 0.2
 CANDIDATES = 400  # nearest by the int8 scan, rescored exactly and filtered in one query
 ROUNDS = 4  # further blocks of candidates read when filters leave too few
-CHUNK = 32768  # rows converted to float32 at a time by the scan (bounded scratch memory)
 LOAD_CHUNK = 20000  # vectors read and quantized at a time when a process loads them
 ROLES = ("user", "assistant")  # the messages that are embedded: what the person and the agent said
 
@@ -153,11 +153,14 @@ def _quantized(raw: bytearray, width: int) -> np.ndarray[Any, Any]:
 
 
 def _scores(codes: np.ndarray[Any, Any], q: Vector) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """Approximate cosine of every vector with `q` (int8 codes, so within about 0.01)."""
-    out = np.empty(len(codes), dtype=np.float32)
-    for start in range(0, len(codes), CHUNK):
-        out[start : start + CHUNK] = codes[start : start + CHUNK].astype(np.float32) @ q
-    return out / np.float32(127.0)
+    """Approximate cosine of every vector with `q`, within about 0.01: int8 codes against the
+    query's int8 code, summed in int32 by einsum. Measured at 100,000 vectors on 2 loaded cores:
+    32 ms, against 44-105 ms for converting the codes to float32 for a BLAS product (and 500 ms
+    when BLAS's threads fight other processes for the cores); float32 held in memory would take
+    4x the memory for 24 ms."""
+    code = np.clip(np.rint(q * 127.0), -127, 127).astype(np.int8)
+    dots = np.einsum("ij,j->i", codes, code, dtype=np.int32)
+    return (dots / np.float32(127.0 * 127.0)).astype(np.float32)
 
 
 _spaces: dict[str, _Space] = {}
