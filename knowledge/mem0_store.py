@@ -92,20 +92,29 @@ def _key(config: Config) -> tuple[str, ...]:
     )
 
 
-def _import_memory_class(config: Config) -> Any:
-    """mem0's `Memory`, imported with telemetry off and its own folder inside the home."""
+_import_lock = threading.Lock()  # one thread at a time sets the variables and gives them back
+
+
+def import_library(config: Config) -> Any:
+    """mem0's `Memory`, imported with telemetry off and its own folder inside the home. The slow
+    part of a first call (seconds): a provider does it ahead, without opening the store, so a
+    process that never chats (a queue worker ending a session) never holds the store's folder."""
+    why = unavailable(config)
+    if why:
+        raise Mem0Unavailable(why)
     names = ("MEM0_TELEMETRY", "MEM0_DIR")
-    saved = {name: os.environ.get(name) for name in names}
-    os.environ["MEM0_TELEMETRY"] = "False"
-    os.environ["MEM0_DIR"] = str(store_dir(config))
-    try:
-        from mem0 import Memory  # noqa: PLC0415  (optional: imported only when mem0 is configured)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    with _import_lock:
+        saved = {name: os.environ.get(name) for name in names}
+        os.environ["MEM0_TELEMETRY"] = "False"
+        os.environ["MEM0_DIR"] = str(store_dir(config))
+        try:
+            from mem0 import Memory  # noqa: PLC0415  (optional: imported only when mem0 is configured)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     return Memory
 
 
@@ -171,7 +180,7 @@ def _memory(config: Config) -> Any:
     if _open is not None and _open[0] == key:
         return _open[1]
     close()
-    memory_class = _import_memory_class(config)
+    memory_class = import_library(config)
     store_dir(config).mkdir(parents=True, exist_ok=True)
     try:
         memory = memory_class.from_config(_settings(config, _dimensions(config)))

@@ -34,7 +34,6 @@ DESCRIPTIONS = {
 }
 
 _lock = threading.Lock()
-_written: dict[tuple[str, str, str], tuple[str, str]] = {}  # (home, name, call) -> (state, error) written here
 
 
 @dataclass(frozen=True)
@@ -85,15 +84,15 @@ def record(
     given to it, whose time is kept. Each kind of call keeps its own latest outcome, so a sync that
     keeps failing is not hidden by the prefetches that work."""
     home = home or hermes_config.hermes_home()
-    key = (str(home), name, what)
     with _lock:
-        if not synced and _written.get(key) == (state, error):
-            return  # nothing new to show: spare the file a write per call
         data = _read(home)
-        now = datetime.now(UTC).isoformat()
         entry = data.get(name, {})
         found = entry.get("calls")
         calls: dict[str, Any] = found if isinstance(found, dict) else {}
+        before = calls.get(what) or {}
+        if not synced and (before.get("state"), before.get("error")) == (state, error):
+            return  # nothing new to show (whichever process wrote it): spare the file a write per call
+        now = datetime.now(UTC).isoformat()
         calls[what] = {"state": state, "error": error, "at": now}
         entry = {**entry, "calls": calls}
         if synced:
@@ -103,8 +102,6 @@ def record(
             _write(home, data)
         except OSError as exc:
             log.warning("the state of memory provider %s could not be written: %s", name, exc)
-            return
-        _written[key] = (state, error)
 
 
 def forget(home: Path | None = None) -> None:
@@ -112,8 +109,6 @@ def forget(home: Path | None = None) -> None:
     home = home or hermes_config.hermes_home()
     with _lock:
         _path(home).unlink(missing_ok=True)
-        for key in [k for k in _written if k[0] == str(home)]:
-            del _written[key]
 
 
 def _when(value: Any) -> datetime | None:

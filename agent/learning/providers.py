@@ -78,7 +78,7 @@ class MemoryProvider(ABC):
         return None
 
     def warm_up(self) -> None:
-        """Get ready for the first call (open a store), on the provider's own thread."""
+        """Get ready for the first call (import a library), on the provider's own thread."""
         return None
 
     def shutdown(self) -> None:
@@ -161,8 +161,7 @@ class Mem0Provider(MemoryProvider):
         mem0_store.import_shared_dependencies()  # before mem0 is imported on the provider's thread
 
     def warm_up(self) -> None:
-        with mem0_store.opened(hermes_config.get()):
-            pass
+        mem0_store.import_library(hermes_config.get())
 
     def sync_turn(self, user_message: str, final_response: str) -> None:
         mem0_store.add_turn(hermes_config.get(), user_message, final_response, self.session_id)
@@ -192,6 +191,8 @@ class _Worker:
     that hangs holds only this provider (what is handed to it meanwhile waits its turn, nothing is
     dropped), and never the process's exit."""
 
+    IDLE_SECONDS = 60.0
+
     def __init__(self, name: str) -> None:
         self.name = name
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
@@ -211,7 +212,17 @@ class _Worker:
         self._jobs.put(None)  # after what is queued
 
     def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                job = None  # idle this long: the thread ends (an agent never ended leaves none behind)
+            if job is None:
+                with self._lock:  # ends unless a call came meanwhile; a later one starts a thread anew
+                    if self._jobs.empty():
+                        self._thread = None
+                        return
+                continue
             fn, fut = job
             if not fut.set_running_or_notify_cancel():
                 continue

@@ -152,3 +152,12 @@ def test_a_private_chat_is_never_given_to_mem0(mem0_home, llm):
     agent.end("test")
     assert _extractions(llm) == []
     assert mem0_store.all_memories(hermes_config.get()) == []
+
+
+def test_opening_a_chat_readies_mem0_without_holding_its_store(mem0_home, llm):
+    # A process that only ends chats (a queue worker) must not take the store's folder from the server.
+    agent = AgentSession.open(source="cli")
+    agent.providers.wait_idle()
+    agent.end("test")
+    assert not (mem0_home / "mem0" / "qdrant").exists()
+    assert llm.chat_requests() == [] and llm.embedding_requests == []
