@@ -51,8 +51,9 @@ DELETE_BATCH = 2000  # vectors of an old model or a private chat removed per sta
 # Seconds between batches. The work shares the process with the chat (the embedded default runs
 # it on a thread of the server): reading a batch's answer holds the interpreter for a few
 # milliseconds, which a turn starting meanwhile would wait for; resting between batches keeps
-# that rare. About 200 messages a second at a fast server: 48,000 in four minutes.
-BATCH_PAUSE = 0.1
+# that rare (bench/recall.py: 0.1 s cost a turn 1.87x on a busy machine, 0.5 s 1.15x). About 58
+# messages a second at a fast server: 48,000 in 14 minutes, a million in five hours, once.
+BATCH_PAUSE = 0.5
 
 
 @dataclass(frozen=True)
