@@ -16,6 +16,7 @@ Benchmarks (each in its own process, see bench/part.py), numbered as in the READ
 10 hostile_uploads a page's load time while 4 hostile PDFs are read, against the idle server
 11 skill_corpora   real skill checkouts (SKILL_CORPUS_<NAME>=path) imported whole, beside hostile skills caught
 12 first_run       serve.sh on a fresh clone to its login link, and the .venv's size, without and with the test tools
+13 recall          a turn beside a backlog being embedded; hybrid search (words and meaning) at 100k and 1M
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ PARTS = [
     "hostile_uploads",
     "skill_corpora",
     "first_run",
+    "recall",
 ]
 
 
