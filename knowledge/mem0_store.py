@@ -132,6 +132,7 @@ def _dimensions(config: Config) -> int:
     from mem0.embeddings.openai import OpenAIEmbedding  # noqa: PLC0415
 
     probe = OpenAIEmbedding(BaseEmbedderConfig(**_embedder_settings(config)))
+    probe.client = probe.client.with_options(timeout=config.model.timeout, max_retries=config.model.max_retries)
     return len(probe.embed("How long are this model's vectors?"))
 
 
@@ -191,6 +192,10 @@ def _memory(config: Config) -> Any:
                 "qdrant's local mode allows one process at a time"
             ) from exc
         raise
+    # mem0 makes its clients with openai's default timeout (ten minutes), during which its store
+    # stays locked: the configured model.timeout (and max_retries) apply to its calls as to the chat's.
+    for part in (memory.llm, memory.embedding_model):
+        part.client = part.client.with_options(timeout=config.model.timeout, max_retries=config.model.max_retries)
     _open = (key, memory)
     return memory
 

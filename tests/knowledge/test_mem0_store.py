@@ -67,3 +67,15 @@ def test_a_store_another_process_holds_is_said_plainly(store):
     finally:
         holder.close()
     assert mem0_store.search(store, "anything") == []  # once it is let go, mem0 opens it
+
+
+def test_a_model_that_does_not_answer_fails_the_call_after_the_configured_timeout(store, home, llm):
+    write_config(
+        home,
+        "model:\n  timeout: 1\n  max_retries: 0\nmemory:\n  provider: mem0\n  provider_timeout: 300\n"
+        "embeddings:\n  model: all-minilm\n",
+    )
+    llm.rules.clear()
+    llm.when(_is_extraction, Reply(text='{"memory": []}', delay=30))
+    with pytest.raises(Exception, match="timed out"):
+        mem0_store.add_turn(hermes_config.get(), "I water the ficus on Thursdays.", "Noted.", "chat-1")
