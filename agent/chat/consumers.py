@@ -363,7 +363,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             origin=self.channel_name,
             stop=interrupt.set,
         )
-        self.hub.start(queue)
+        await self.hub.start(queue)
         chat_service.submit_turn(self.session_id, text, interrupt, queue.put, request)  # put: on the turn's thread
 
 

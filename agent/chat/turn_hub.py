@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 # Sends a batch to the socket that sent the message; False once that socket is gone.
 Deliver = Callable[[list[Frame]], Awaitable[bool]]
 
+# How long a turn's end waits for its hub to stop listening (seconds).
+CLOSE_WAIT = 10.0
 # The hubs of the turns running on this process: each keeps its tasks alive until its turn's
 # last frame went out, whatever became of the socket that started it.
 _hubs: set[TurnHub] = set()
@@ -76,19 +78,13 @@ class TurnHub:
         self.channel = ""
         self._tasks: list[asyncio.Task[None]] = []
 
-    def start(self, queue: FrameQueue) -> None:
+    async def start(self, queue: FrameQueue) -> None:
         """Send the turn's frames as `queue` yields them, and listen for joins and stops."""
+        self.channel = await self.layer.new_channel()  # a name only: no round trip
         self.running = True
         _hubs.add(self)
         live.gate.begin(self.session_id)
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._pump(queue))]
-
-    async def _close(self) -> None:
-        self.running = False
-        self._tasks[0].cancel()
-        if self.channel:
-            await self.layer.group_discard(self.group, self.channel)
-        _hubs.discard(self)
 
     async def _pump(self, queue: FrameQueue) -> None:
         """Send the turn's frames in order, a batch per wake-up; then release any toast waiting
@@ -99,12 +95,32 @@ class TurnHub:
                 batch = await queue.get_batch()
                 ended = None in batch
                 frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
+                if ended:
+                    await self._stop_listening()  # before any tab hears "ready"
                 await self._send(frames)
                 if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
                     await live.broadcast(live.REVIEW_STARTED, {"session_id": self.session_id})
         finally:
+            self.running = False
+            _hubs.discard(self)
             live.gate.delivered(self.session_id)
-            await self._close()
+            if not self._tasks[0].done():
+                self._tasks[0].cancel()  # the pump itself was cancelled (the server shuts down)
+
+    async def _stop_listening(self) -> None:
+        """End the listener with a message of its own rather than by cancelling it: a receive
+        cancelled while other receives of the process wait on the channels_redis layer can
+        leave the task cancelling forever (seen under load)."""
+        listen = self._tasks[0]
+        if not listen.done():
+            await self.layer.send(self.channel, {"type": "turn.closed"})
+            done, _ = await asyncio.wait({listen}, timeout=CLOSE_WAIT)
+            if not done:
+                log.warning("the hub of session %s did not stop listening; cancelling it", self.session_id)
+                listen.cancel()
+                return
+        if not listen.cancelled() and (failure := listen.exception()) is not None:
+            log.error("the hub of session %s stopped listening early", self.session_id, exc_info=failure)
 
     async def _send(self, frames: list[Frame]) -> None:
         async with self.lock:
@@ -130,17 +146,21 @@ class TurnHub:
     async def _listen(self) -> None:
         # A join sent before this hub is in its group goes unanswered: the joining socket asks
         # again at its next check of the turn's lease (consumers.ChatConsumer._watch_turn).
-        self.channel = await self.layer.new_channel()
         await self.layer.group_add(self.group, self.channel)
-        while True:
-            message = await self.layer.receive(self.channel)
-            kind = message.get("type")
-            if kind == "turn.join":
-                await self._catch_up(str(message["channel"]))
-            elif kind == "turn.leave":
-                self.listeners.discard(str(message["channel"]))
-            elif kind == "turn.stop":
-                self.stop()
+        try:
+            while True:
+                message = await self.layer.receive(self.channel)
+                kind = message.get("type")
+                if kind == "turn.closed":
+                    return
+                if kind == "turn.join":
+                    await self._catch_up(str(message["channel"]))
+                elif kind == "turn.leave":
+                    self.listeners.discard(str(message["channel"]))
+                elif kind == "turn.stop":
+                    self.stop()
+        finally:
+            await self.layer.group_discard(self.group, self.channel)
 
     async def _catch_up(self, channel: str) -> None:
         async with self.lock:
