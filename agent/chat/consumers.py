@@ -311,8 +311,11 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
 
     async def on_stop(self, frame: dict[str, Any]) -> None:
         running = await database_sync_to_async(chat_service.is_busy)(self.session_id)
-        # The turn may run in another server process, and the socket that started it may be gone:
-        # its hub hears the stop wherever it runs (agent/chat/turn_hub.py).
+        # A turn of this session running in this process stops at once (its hub may not be
+        # listening yet when Stop follows the message closely). It may run in another server
+        # process, and the socket that started it may be gone: its hub hears the stop wherever
+        # it runs (agent/chat/turn_hub.py).
+        chat_service.stop_turn(self.session_id)
         await self.channel_layer.group_send(group_of(self.session_id), {"type": "turn.stop"})
         await self.send_frame({"type": "stopping", "running": running})
         self.poke.set()  # a turn watched here whose server died ends now, not at the next check
