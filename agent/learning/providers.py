@@ -243,6 +243,7 @@ class ProviderManager:
         self.timeout = timeout  # None: memory.provider_timeout, read at each call
         self._workers = {id(p): _Worker(p.name) for p in providers}
         self._late: set[Future[Any]] = set()  # calls that missed their budget
+        self._overdue: dict[int, Future[Any]] = {}  # each provider's last call that missed it
 
     @classmethod
     def from_config(cls, name: str, session_id: str) -> ProviderManager:
@@ -298,19 +299,29 @@ class ProviderManager:
                 out.append(fut.result(timeout=max(0.0, deadline - time.monotonic())))
             except FutureTimeout:
                 self._late.add(fut)
-                error = f"{what} gave no answer within {budget:g} s; the chat went on without it"
-                log.warning("memory provider %s: %s", p.name, error)
-                states.record(p.name, what, states.SLOW, error=error)
+                self._overdue[id(p)] = fut
+                self._too_slow(p, what, budget)
             except Exception:  # noqa: BLE001  (logged and recorded by _note when it failed)
                 continue
         return out
 
+    @staticmethod
+    def _too_slow(p: MemoryProvider, what: str, budget: float) -> None:
+        error = f"{what} gave no answer within {budget:g} s; the chat went on without it"
+        log.warning("memory provider %s: %s", p.name, error)
+        states.record(p.name, what, states.SLOW, error=error)
+
     def prefetch_all(self, user_message: str) -> str:
         if self._kept_private():
             return ""
-        pending = [
-            (p, "prefetch", self._submit(p, "prefetch", partial(p.prefetch, user_message))) for p in self.providers
-        ]
+        pending = []
+        for p in self.providers:
+            stuck = self._overdue.get(id(p))
+            if stuck is not None and not stuck.done():
+                # Still on a call past its budget: a new prefetch would only queue behind it.
+                self._too_slow(p, "prefetch", self.budget())
+                continue
+            pending.append((p, "prefetch", self._submit(p, "prefetch", partial(p.prefetch, user_message))))
         return "\n\n".join(t for t in self._wait(pending) if t)
 
     def queue_prefetch_all(self, user_message: str) -> None:

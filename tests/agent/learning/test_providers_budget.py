@@ -54,9 +54,11 @@ class Hanging(MemoryProvider):
 
     def __init__(self, session_id: str) -> None:
         self.synced: list[tuple[str, str]] = []
+        self.asked: list[str] = []
         Hanging.made.append(self)
 
     def prefetch(self, user_message: str) -> str:
+        self.asked.append(user_message)
         self.release.wait()
         return "context that came too late"
 
@@ -115,6 +117,8 @@ def test_a_hanging_provider_leaves_every_turn_whole_and_loses_nothing(states, ll
     llm.push(Reply(text="Third answer."))
     assert _answers(agent, "third question") == "Third answer."
     assert "context that came too late" in llm.chat_requests()[-1]["messages"][-1]["content"]
+    # While it hung, the second turn did not queue another prefetch behind the first.
+    assert provider.asked == ["first question", "third question"]
     agent.end("test")
     page = auth_client.get("/settings/").content.decode()
     assert 'id="provider-session_recall-state">ok<' in page and "Last turn given: <time" in page
