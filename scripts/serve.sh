@@ -10,14 +10,15 @@ if [ ! -x .venv/bin/python ]; then
   step "Creating the virtual environment in .venv"
   "$PY" -m venv .venv
 fi
-# pip runs only when requirements.txt changed since the last install into this .venv.
+# pip runs only when requirements.txt changed since the last install into this .venv (a system
+# without sha256sum runs it every time).
 STAMP=.venv/.requirements.sha256
-if sha256sum --status -c "$STAMP" 2>/dev/null; then
+if command -v sha256sum >/dev/null && sha256sum --status -c "$STAMP" 2>/dev/null; then
   step "Python packages are up to date (requirements.txt)"
 else
   step "Installing the Python packages (requirements.txt; the first run takes a minute or so)"
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
-  sha256sum requirements.txt >"$STAMP"
+  if command -v sha256sum >/dev/null; then sha256sum requirements.txt >"$STAMP"; fi
 fi
 step "Preparing the database (migrations)"
 .venv/bin/python manage.py migrate --noinput -v 0
