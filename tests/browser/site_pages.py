@@ -123,7 +123,12 @@ def seed_site(browser: Browser, server: LiveServer, llm: ScriptedLLM) -> dict[st
     )
     session = _chat_turn(browser, server, llm)
     review, change, versions = _server_python(server, REVIEW_SCENARIO.format(session=session)).split()
-    _seeded[server.url] = {"session": session, "review": review, "change": change, "versions": versions}
+    share = _server_python(
+        server, f"from knowledge import share_links; print(share_links.create({session!r}, None).token)"
+    )
+    _seeded[server.url] = {
+        "session": session, "review": review, "change": change, "versions": versions, "share": share,
+    }  # fmt: skip
     return _seeded[server.url]
 
 
@@ -135,7 +140,8 @@ def site_pages(ids: dict[str, str]) -> list[SitePage]:
         SitePage("sessions", chat, "#new-chat", open_drawer=True),
         # A chat with versions: its ‹ 2/2 › must read in both themes.
         SitePage("chat-versions", f"/c/{ids['versions']}/", ".versions .version-count"),
-        SitePage("chat-share", f"{chat}share/", "#share-print"),
+        SitePage("chat-share", f"{chat}share/", "#share-create"),
+        SitePage("shared-chat", f"/s/{ids['share']}/", "#share-print"),
         SitePage("overview", "/overview/", "main h1"),
         SitePage("memory", "/memory/", ".memory-add button"),
         SitePage("skills", "/skills/", "a[href='/skills/new/']"),
