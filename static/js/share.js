@@ -8,7 +8,6 @@ document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll(".share-messages pre").forEach(function (pre) {
     if (pre.scrollWidth > pre.clientWidth) {
       pre.tabIndex = 0;
-      pre.setAttribute("aria-label", "Code (scrolls sideways)");
     }
   });
 });
