@@ -2,9 +2,10 @@
 
 The flag is stored on the session row (`ChatSession.private`) and read fresh wherever it decides
 something, so a chat switched on one page or server process is private everywhere at once. What
-reads it: the runner (no counters, no review, no provider sync, no skill outcomes), the memory
-flush, the review job, the memory and skill_manage tools (REFUSAL), and search (private chats'
-messages and titles are never found).
+reads it: the runner with the rest of the row at each turn (no counters, no skill outcomes), the
+review (never started), the memory flush, the memory providers (neither asked nor told), the
+memory and skill_manage tools (REFUSAL), and search (private chats' messages and titles are never
+found).
 """
 
 from __future__ import annotations
