@@ -95,11 +95,13 @@ class TurnHub:
                 batch = await queue.get_batch()
                 ended = None in batch
                 frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
-                if ended:
-                    await self._stop_listening()  # before any tab hears "ready"
                 await self._send(frames)
                 if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
                     await live.broadcast(live.REVIEW_STARTED, {"session_id": self.session_id})
+            live.gate.delivered(self.session_id)
+            # Only now: a tab that watches the turn's lease (released before the last frames)
+            # waits a moment for its "ready" before it sends its own.
+            await self._stop_listening()
         finally:
             self.running = False
             _hubs.discard(self)
