@@ -111,8 +111,9 @@ class _Space:
         if written == self.written:
             return
         rows = MessageVector.objects.filter(model=space, message_id__gt=self.last_id).order_by("message_id")
+        # A first load makes room for every vector at once: blocks then go straight into place.
+        room = rows.count() if not len(self.ids) else 0
         ids: list[int] = []
-        blocks: list[np.ndarray[Any, Any]] = []
         raw = bytearray()
         width = self.codes.shape[1] * 4 if self.codes.size else 0
         for mid, blob in rows.values_list("message_id", "vector").iterator(chunk_size=LOAD_CHUNK):
@@ -121,17 +122,16 @@ class _Space:
                 continue  # not a vector of this model's length: never compared
             ids.append(mid)
             raw += blob
-            if len(raw) >= LOAD_CHUNK * width:  # converted a block at a time: float32 is 4x the int8
-                blocks.append(_quantized(raw, width))
-                raw = bytearray()
-        if raw:
-            blocks.append(_quantized(raw, width))
+            if len(ids) >= LOAD_CHUNK:  # a block at a time: its float32 is 4x its int8
+                self._append(np.asarray(ids, dtype=np.int64), _quantized(raw, width), room)
+                ids, raw = [], bytearray()
         if ids:
-            self._append(np.asarray(ids, dtype=np.int64), np.vstack(blocks) if len(blocks) > 1 else blocks[0])
-            self.last_id = ids[-1]
+            self._append(np.asarray(ids, dtype=np.int64), _quantized(raw, width), room)
+        if len(self.ids):
+            self.last_id = int(self.ids[-1])
         self.written = written
 
-    def _append(self, ids: np.ndarray[Any, Any], codes: np.ndarray[Any, Any]) -> None:
+    def _append(self, ids: np.ndarray[Any, Any], codes: np.ndarray[Any, Any], room: int = 0) -> None:
         """New rows after the others, in buffers that grow by a quarter when full: a search while the backlog
         is embedded adds a few rows, and copying every vector each time would cost more than the
         scan. Rows past the end are written in place; the views scans hold end before them."""
@@ -139,7 +139,7 @@ class _Space:
         if self._ids_buf.shape[0] < n + k or self._codes_buf.shape[1] != codes.shape[1]:
             # Exactly what a first load needs; then a quarter more each time (geometric, so appends
             # stay cheap on average, for 25 % more memory at most).
-            capacity = n + k if n == 0 else int((n + k) * 1.25) + 1024
+            capacity = max(n + k, room) if n == 0 else int((n + k) * 1.25) + 1024
             ids_buf = np.empty(capacity, dtype=np.int64)
             codes_buf = np.empty((capacity, codes.shape[1]), dtype=np.int8)
             if n:
