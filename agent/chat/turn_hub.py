@@ -95,13 +95,14 @@ class TurnHub:
                 batch = await queue.get_batch()
                 ended = None in batch
                 frames = [f for f in batch if f is not None] + ([{"type": "ready"}] if ended else [])
+                if ended:
+                    # No receive of this hub is left pending once a tab hears "ready" (and maybe
+                    # closes, or the server shuts down); its group is left after the last frames.
+                    await self._stop_listening()
                 await self._send(frames)
                 if any(f["type"] == "saved" and f.get("review_spawned") for f in frames):
                     await live.broadcast(live.REVIEW_STARTED, {"session_id": self.session_id})
-            live.gate.delivered(self.session_id)
-            # Only now: a tab that watches the turn's lease (released before the last frames)
-            # waits a moment for its "ready" before it sends its own.
-            await self._stop_listening()
+            await self.layer.group_discard(self.group, self.channel)
         finally:
             self.running = False
             _hubs.discard(self)
@@ -110,9 +111,10 @@ class TurnHub:
                 self._tasks[0].cancel()  # the pump itself was cancelled (the server shuts down)
 
     async def _stop_listening(self) -> None:
-        """End the listener with a message of its own rather than by cancelling it: a receive
-        cancelled while other receives of the process wait on the channels_redis layer can
-        leave the task cancelling forever (seen under load)."""
+        """End the listener with a message of its own rather than by cancelling it: with the
+        channels_redis layer, a receive cancelled as the event loop closes (a test's end, a
+        server's shutdown) was seen to stay cancelling, or to leave the layer's receive lock held
+        for the next loop."""
         listen = self._tasks[0]
         if not listen.done():
             await self.layer.send(self.channel, {"type": "turn.closed"})
@@ -149,20 +151,17 @@ class TurnHub:
         # A join sent before this hub is in its group goes unanswered: the joining socket asks
         # again at its next check of the turn's lease (consumers.ChatConsumer._watch_turn).
         await self.layer.group_add(self.group, self.channel)
-        try:
-            while True:
-                message = await self.layer.receive(self.channel)
-                kind = message.get("type")
-                if kind == "turn.closed":
-                    return
-                if kind == "turn.join":
-                    await self._catch_up(str(message["channel"]))
-                elif kind == "turn.leave":
-                    self.listeners.discard(str(message["channel"]))
-                elif kind == "turn.stop":
-                    self.stop()
-        finally:
-            await self.layer.group_discard(self.group, self.channel)
+        while True:
+            message = await self.layer.receive(self.channel)
+            kind = message.get("type")
+            if kind == "turn.closed":
+                return
+            if kind == "turn.join":
+                await self._catch_up(str(message["channel"]))
+            elif kind == "turn.leave":
+                self.listeners.discard(str(message["channel"]))
+            elif kind == "turn.stop":
+                self.stop()
 
     async def _catch_up(self, channel: str) -> None:
         async with self.lock:
