@@ -29,7 +29,7 @@ def test_list_shows_who_when_target_session_and_review(auth_client, home):
     MemoryStore().add("user", "Name is Ada", Provenance(actor="user"))
     html = auth_client.get("/changes/").content.decode()
     assert "2 changes" in html
-    assert f'href="/c/{session.pk}/#m-7"' in html and f'href="/reviews/{run.pk}/"' in html
+    assert f'href="/c/{session.pk}/#m7"' in html and f'href="/reviews/{run.pk}/"' in html
     assert "Ops chat" in html and "review" in html and "user" in html
 
 
