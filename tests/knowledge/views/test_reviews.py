@@ -220,7 +220,7 @@ def test_nav_counts_waiting_writes_and_the_pending_page_is_the_current_one(auth_
     stage("memory", {"target": "memory", "action": "add", "content": "One"}, run)
     stage("memory", {"target": "memory", "action": "add", "content": "Two"}, run)
     assert (
-        'title="2 writes waiting for your approval">Pending <span class="nav-badge" id="pending-badge" aria-hidden="true">2<'
+        'title="2 writes waiting for your approval">Inbox <span class="nav-badge" id="pending-badge" aria-hidden="true">2<'
         in auth_client.get("/memory/").content.decode()
     )
     html = auth_client.get("/pending/").content.decode()
