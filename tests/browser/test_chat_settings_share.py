@@ -87,8 +87,9 @@ def test_a_chats_instructions_and_temperature_reach_the_model(mode_page, llm: Sc
 
 
 def test_a_chats_share_link_shows_it_read_only_and_prints_without_controls(
-    mode_page, daphne_server: LiveServer
-) -> None:  # noqa: F811
+    mode_page,  # noqa: F811 - the imported fixture
+    daphne_server: LiveServer,
+) -> None:
     mode, width, page = mode_page
     chat = _server_python(daphne_server, SEED.replace("{mode}", mode))
     page.goto(f"/c/{chat}/")

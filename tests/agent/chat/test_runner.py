@@ -103,7 +103,9 @@ def test_a_checkpointed_answer_is_stored_once_and_the_session_counts_it_once(hom
     assert _assistant_rows(agent) == [("", "tool_calls"), (ANSWER, "stop")]
     agent.session.refresh_from_db()
     assert agent.session.message_count == Message.objects.filter(session=agent.session).count() == 4
-    assert agent.is_current(TurnShape.read(agent.session.pk))  # the cached agent knows every row it made, the checkpoint included
+    assert agent.is_current(
+        TurnShape.read(agent.session.pk)
+    )  # the cached agent knows every row it made, the checkpoint included
 
 
 def test_an_answer_cut_off_mid_stream_keeps_one_row_marked_as_the_error(home, llm):
