@@ -228,7 +228,7 @@ class LearningSettings(Section):
 
 @dataclass(frozen=True)
 class EmbeddingsSettings(Section):
-    """Recall by meaning (docs/BEHAVIOUR.md, Search): past messages are embedded by this model in
+    """Recall by meaning (docs/BEHAVIOUR.md, Sessions and search): past messages are embedded by this model in
     the background and searched by meaning beside their words. Empty: search is by words only."""
 
     NAME = "embeddings"

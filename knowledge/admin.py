@@ -29,6 +29,8 @@ from knowledge.models import (
     SkillUsage,
 )
 from knowledge.search import matching_ids_sql
+from knowledge.share_links import ShareLink
+from knowledge.vectors import EntryVector, MessageVector, RecallProgress
 
 SESSION_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -189,3 +191,43 @@ class MessageAttachmentAdmin(admin.ModelAdmin):
     search_fields = ("name", "sha256")
     raw_id_fields = ("message", "session")
     readonly_fields = ("sha256", "ext", "size", "created_at")
+
+
+@admin.register(ShareLink)
+class ShareLinkAdmin(admin.ModelAdmin):
+    """Read-only links to chats; the token is the link, so it is shown only in part."""
+
+    list_display = ("id", "session", "token_start", "created_at", "expires_at", "revoked_at")
+    raw_id_fields = ("session",)
+    exclude = ("token",)
+    readonly_fields = ("token_start", "created_at")
+
+    @admin.display(description="token")
+    def token_start(self, obj: ShareLink) -> str:
+        return f"{obj.token[:6]}…"
+
+
+@admin.register(MessageVector)
+class MessageVectorAdmin(admin.ModelAdmin):
+    """Each message's embedding by model, for search by meaning (rebuilt by the background embedding)."""
+
+    list_display = ("message", "model")
+    list_filter = ("model",)
+    raw_id_fields = ("message",)
+    exclude = ("vector",)
+
+
+@admin.register(EntryVector)
+class EntryVectorAdmin(admin.ModelAdmin):
+    """Memory entries' embeddings by model and entry digest."""
+
+    list_display = ("id", "model", "digest")
+    list_filter = ("model",)
+    exclude = ("vector",)
+
+
+@admin.register(RecallProgress)
+class RecallProgressAdmin(admin.ModelAdmin):
+    """How far the background embedding came, per model, and which process holds its lease."""
+
+    list_display = ("model", "high_water", "embedded", "worker", "lease_until", "error", "updated_at")

@@ -28,6 +28,9 @@ PY="${PYTHON:-python3}"
 # shellcheck source=scripts/services.sh
 source scripts/services.sh
 [ "$QUICK" = 1 ] || ensure_packages chromium
+# One BLAS thread per process: the test model server's encoder (numpy) on a busy 2-core machine
+# was 20x slower with a thread per core fighting the test processes for them.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # Tests get their own temporary HERMES_HOME (tests/settings.py), never the user's ~/.hermes.
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # Wiring only (Django declarations): exercised by every request and page test.
 WIRING = {"__init__.py", "apps.py", "urls.py", "urls_curation.py", "urls_tools.py", "routing.py"}
 OLDER_NAMES = {
+    "agent/chat/connection_views.py": "tests/knowledge/views/test_model_key.py",  # the one connection form's pages
+    "agent/chat/turn_hub.py": "tests/agent/chat/test_consumers_join.py",  # through the sockets that join a turn
+    "knowledge/search/hybrid.py": "tests/knowledge/search/test_meaning.py",  # words and meaning fused
+    "knowledge/vectors.py": "tests/knowledge/search/test_meaning.py",  # the vectors a search scans
     "agent/admission/batch.py": "tests/agent/admission/test_verifier.py",  # one call per reply, through a review
     "agent/admission/holds.py": "tests/agent/admission/test_provenance_classes.py",  # joins and settles
     "agent/admission/prompt.py": "tests/agent/admission/test_verifier.py",

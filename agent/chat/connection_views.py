@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -37,9 +38,15 @@ def setup_context() -> dict[str, Any]:
     return {"presets": PRESETS, **connection_context(place="setup")}
 
 
+class PlaceForm(forms.Form):
+    """Which page the connection form was sent from: the first-run panel or the settings page."""
+
+    place = forms.ChoiceField(choices=[(p, p) for p in PLACES], required=False)
+
+
 def _place(request: HttpRequest) -> str:
-    place = request.POST.get("place", "")
-    return place if place in PLACES else "settings"
+    form = PlaceForm(request.POST)
+    return (form.cleaned_data["place"] or "settings") if form.is_valid() else "settings"
 
 
 def _answer(request: HttpRequest, ctx: dict[str, Any], status: int = 200) -> HttpResponse:

@@ -1,5 +1,5 @@
 """A running turn and the sockets that show it: a reload, a second tab, another device
-(docs/BEHAVIOUR.md, "Joining an answer being written").
+(docs/BEHAVIOUR.md, The chat).
 
 `TurnHub` is a turn's side, on the server process whose thread runs it, from its claim to its last
 frame. It sends the turn's frames to the socket that sent the message while that socket is open

@@ -1,5 +1,5 @@
 """Words and meaning together: how hits by meaning (knowledge/search/meaning.py) join the hits
-by words of a search (docs/BEHAVIOUR.md, Search).
+by words of a search (docs/BEHAVIOUR.md, Sessions and search).
 
 A query of plain words is ranked by reciprocal rank fusion: each message scores 1 / (K + rank)
 in each list it is in (its rank by words, its rank by meaning), and the sums decide; so a

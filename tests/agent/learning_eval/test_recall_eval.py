@@ -4,7 +4,7 @@ hits in at least 90 % of the English cases; without embeddings search is by word
 says so.
 
 all-MiniLM-L6-v2 was trained on English: it finds 30 of the 32 English cases and 8 of the 14
-German ones (docs/BEHAVIOUR.md, Search). The German floor below is that measurement, so a change
+German ones (docs/BEHAVIOUR.md, Sessions and search). The German floor below is that measurement, so a change
 that makes German recall worse fails; a multilingual embedding model is what German needs."""
 
 from __future__ import annotations
