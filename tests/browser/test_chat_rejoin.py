@@ -6,17 +6,27 @@ window and on a phone."""
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, ViewportSize, WebSocketRoute, expect
 
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
+from tests.browser.test_a11y import blocking_violations
 from tests.fakellm import Reply
 
 pytestmark = pytest.mark.browser
 
 ANSWER = "# Release plan\n\nFirst the **build**, then the tests.\n\n" + "Then one more careful step. " * 40
 SIZES: dict[str, ViewportSize] = {"wide": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
+# Each test at both sizes, the two tests between them in both themes.
+JOIN_MODES = [("wide", "light"), ("phone", "dark")]
+STOP_MODES = [("wide", "dark"), ("phone", "light")]
+
+
+def _mode(page: Page, size: str, scheme: Literal["light", "dark"]) -> None:
+    page.set_viewport_size(SIZES[size])
+    page.emulate_media(color_scheme=scheme)
 
 
 def _streamed_chars(page: Page) -> int:
@@ -41,17 +51,19 @@ def _joins_mid_answer(page: Page) -> None:
     )  # more text arrives live (or the answer ended meanwhile)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_a_reload_and_a_second_tab_join_the_answer_and_end_with_one_answer(page, context, llm, size):
+@pytest.mark.parametrize(("size", "scheme"), JOIN_MODES)
+def test_a_reload_and_a_second_tab_join_the_answer_and_end_with_one_answer(page, context, llm, size, scheme):
     session_id = fresh_chat(page)
-    page.set_viewport_size(SIZES[size])
+    _mode(page, size, scheme)
     llm.push(Reply(text=ANSWER, chunk_delay=0.03))
     send(page, "how do we release the rejoin build?")
     expect(page.locator(".msg-assistant.streaming .md strong")).to_have_text("build")
     page.reload()
     _joins_mid_answer(page)
     other = _second_tab(context, session_id, size)
+    other.emulate_media(color_scheme=scheme)
     _joins_mid_answer(other)
+    assert blocking_violations(other, f"joined answer {size} {scheme}") == []
     for tab in (page, other):
         wait_idle(tab, 1)
         expect(tab.locator(".msg-user")).to_have_count(1)
@@ -67,10 +79,10 @@ def test_a_reload_and_a_second_tab_join_the_answer_and_end_with_one_answer(page,
     other.close()
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_stop_on_a_reloaded_page_stops_the_answer(page, llm, size):
+@pytest.mark.parametrize(("size", "scheme"), STOP_MODES)
+def test_stop_on_a_reloaded_page_stops_the_answer(page, llm, size, scheme):
     fresh_chat(page)
-    page.set_viewport_size(SIZES[size])
+    _mode(page, size, scheme)
     llm.push(Reply(text=ANSWER * 4, chunk_delay=0.04))
     send(page, "a long rejoin plan please")
     expect(page.locator(".msg-assistant.streaming .md strong")).to_have_text("build")
