@@ -41,6 +41,7 @@ from hermes_site import config as hermes_config
 from knowledge import mem0_store, private_chats
 from knowledge import memory_providers as states
 from knowledge.prompt import neutral_fences
+from knowledge.search import meaning as search_meaning
 from knowledge.search import search_sessions
 from knowledge.search.snippets import snippet_to_text
 from knowledge.verification.threat_scan import masked
@@ -104,8 +105,13 @@ def keywords(text: str, limit: int = 4) -> list[str]:
     return sorted(seen, key=lambda w: (-len(w), seen[w]))[:limit]
 
 
+# The words of a message that its search by meaning embeds (a question, not a pasted page).
+MEANING_WORDS = 60
+
+
 class SessionRecallProvider(MemoryProvider):
-    """Recall relevant past sessions through the search service."""
+    """Recall relevant past sessions through the search service: by meaning when the embedding
+    model serves (the built-in semantic provider), and by the message's keywords."""
 
     name = "session_recall"
     MAX_CHARS = 1500
@@ -119,6 +125,12 @@ class SessionRecallProvider(MemoryProvider):
     def _lookup(self, user_message: str) -> str:
         try:
             best: dict[str, Any] = {}
+            if search_meaning.embedder().on:
+                # By meaning first: the whole message, as plain words (no query syntax), finds a
+                # past chat that said the same thing in other words, which no keyword reaches.
+                text = " ".join(re.findall(r"\w+", user_message.lower())[:MEANING_WORDS])
+                for hit in search_sessions(text, limit=2, exclude_session_id=self.session_id, context=1):
+                    best.setdefault(hit.session_id, hit)
             for word in keywords(user_message):
                 for hit in search_sessions(word, limit=2, exclude_session_id=self.session_id, context=1):
                     best.setdefault(hit.session_id, hit)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agent import recall
 from agent.chat.runner import AgentSession
 from agent.learning.providers import (
     FENCE_CLOSE,
@@ -21,6 +22,7 @@ from agent.learning.providers import (
 )
 from agent.loop import TurnDone
 from knowledge.models import ChatSession, Message
+from tests.conftest import write_config
 from tests.fakellm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -154,6 +156,26 @@ def test_session_recall_finds_a_past_session_but_not_the_current_one():
     assert "expiring" in recalled and "ingress again" not in recalled
     assert "Ingress certs" in queued
     assert len(recalled) <= SessionRecallProvider.MAX_CHARS
+
+
+def test_session_recall_finds_by_meaning_a_past_chat_no_keyword_reaches(llm, home):
+    """The built-in semantic provider: with the embedding model serving (the scripted server's real
+    all-MiniLM-L6-v2), the next turn is given a past chat that said the same in other words."""
+    _past_session(
+        "Flaky suite", "We agreed to rerun the integration suite automatically because it keeps failing at random."
+    )
+    _past_session("Cake", "For the birthday I will bake a lemon drizzle cake with poppy seeds.")
+    question = "What did we decide about the unreliable CI tests?"
+    provider = SessionRecallProvider("none")
+    try:
+        assert provider.prefetch(question) == ""  # by words: nothing shares a keyword
+        llm.serve_embeddings()
+        write_config(home, "embeddings:\n  model: all-minilm\n")
+        assert not recall.embed_backlog().error
+        recalled = provider.prefetch(question)
+    finally:
+        provider.shutdown()
+    assert recalled.startswith("- Flaky suite (") and "Cake" not in recalled
 
 
 def test_session_recall_with_nothing_relevant_offers_nothing():
