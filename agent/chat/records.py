@@ -58,6 +58,7 @@ def store_message(
     tool_name: str = "",
     first_user: bool = False,
     session_updates: dict[str, Any] | None = None,
+    sources: list[dict[str, Any]] | None = None,
 ) -> Message:
     """Store one message after message `parent_id` (None: it starts the chat) and update its
     session row, in one transaction (`session_updates`: more columns of the session to set in the
@@ -76,6 +77,7 @@ def store_message(
             tool_name=tool_name,
             finish_reason=finish_reason,
             token_count=tokens,
+            sources=sources,
         )
         m.starts_chat = parent_id is None  # an edit of the first message has no parent either
         m.save()
@@ -126,6 +128,7 @@ def finish_draft(
     finish_reason: str = "",
     tokens: int = 0,
     session_updates: dict[str, Any] | None = None,
+    sources: list[dict[str, Any]] | None = None,
 ) -> Message:
     """Make the checkpointed row the finished message `msg` (as `store_message` would have stored
     it, written now), and update its session row, in one transaction."""
@@ -134,6 +137,7 @@ def finish_draft(
     draft.reasoning = without_nul(msg.get("reasoning_content") or "")
     draft.provider_fields = provider_fields(msg)
     draft.finish_reason, draft.token_count, draft.created_at = finish_reason, tokens, timezone.now()
+    draft.sources = sources  # what was recalled for the turn, in the same UPDATE
     with transaction.atomic():
         # save() (not update()) so the tool calls get the same NUL cleaning as a new row's.
         draft.save(
@@ -145,6 +149,7 @@ def finish_draft(
                 "finish_reason",
                 "token_count",
                 "created_at",
+                "sources",
             ]
         )
         ChatSession.objects.filter(pk=session.pk).update(**_session_updates(msg, session_updates, new=False))

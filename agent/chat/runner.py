@@ -29,7 +29,7 @@ from agent.chat.slash import model_text_of
 from agent.chat.validation import message_error
 from agent.learning.compression import TokenCount, compress, flush_memory, needs_compression
 from agent.learning.nudge import NudgeCounters
-from agent.learning.providers import ProviderManager, inject_context
+from agent.learning.providers import ProviderManager, inject_context, sources_of
 from agent.learning.review import spawn_review
 from agent.llm import ChatClient, LLMError
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, TextDelta, ToolFinished, TurnDone, TurnError
@@ -156,9 +156,13 @@ class AgentSession:
             turns_since_memory=session.turns_since_memory,
             iters_since_skill=session.iters_since_skill,
         )
+        # The counters as the session row holds them: each message stored writes them in its own
+        # UPDATE, so the turn's end writes them only when they changed after its last message.
+        self._stored_counters = (session.turns_since_memory, session.iters_since_skill)
         self.providers = ProviderManager.from_config(self.config.memory.provider, session.pk)
         self.interrupt = threading.Event()
         self._turn_lock = threading.Lock()
+        self._recalled: list[dict[str, Any]] = []  # what the providers recalled for the running turn
 
     # -- opening ------------------------------------------------------------------------------
     @classmethod
@@ -297,6 +301,8 @@ class AgentSession:
         )
         # Providers see the ORIGINAL user text; their context goes into the API copy only.
         recalled = self.providers.prefetch_all(user_text)
+        # Kept with the turn's answer (agent/chat/sources.py): its "Sources" list shows them.
+        self._recalled = sources_of(recalled)
         loop = AgentLoop(
             client=self.client,
             registry=self.registry,
@@ -397,7 +403,10 @@ class AgentSession:
     def _store(self, msg: dict[str, Any], **kw: Any) -> Message:
         """Store one message of this session (agent/chat/records.py) after the last one of its
         version, and count it as known."""
+        counters = self._counter_updates()
+        kw["session_updates"] = {**(kw.get("session_updates") or {}), **counters}
         m = turn_records.store_message(self.session, msg, parent_id=self.leaf_id, **kw)
+        self._stored_counters = (counters["turns_since_memory"], counters["iters_since_skill"])
         self.known_messages += 1
         self.leaf_id = m.pk
         return m
@@ -413,14 +422,18 @@ class AgentSession:
         """Count the call; store its message (if any) with the usage in one transaction: into
         the answer's checkpointed row when it has one."""
         self.counters.model_called()
-        usage = turn_records.usage_updates(self.session, event)
+        counters = self._counter_updates()
+        usage = {**turn_records.usage_updates(self.session, event), **counters}
         stored: dict[str, Any] = {
             "finish_reason": event.finish_reason,
             "tokens": event.usage.completion_tokens,
             "session_updates": usage,
+            # Kept on the row that shows the answer (one with text); [] says nothing was recalled.
+            "sources": self._recalled if event.message.get("content") else None,
         }
         finished = answer.finish(event.message, **stored)
         if finished is not None:
+            self._stored_counters = (counters["turns_since_memory"], counters["iters_since_skill"])
             return finished
         # An answer stopped before its first token is kept as an empty row marked interrupted,
         # so a reload still says it was stopped (the model is never sent it: api_messages).
@@ -428,13 +441,23 @@ class AgentSession:
         if event.message.get("content") or event.message.get("tool_calls") or stopped_early:
             return self._store(event.message, **stored)
         ChatSession.objects.filter(pk=self.session.pk).update(**usage)
+        self._stored_counters = (counters["turns_since_memory"], counters["iters_since_skill"])
         return None
 
+    def _counter_updates(self) -> dict[str, int]:
+        """The nudge counters as they stand, for the session UPDATE of a message being stored."""
+        return {
+            "turns_since_memory": self.counters.turns_since_memory,
+            "iters_since_skill": self.counters.iters_since_skill,
+        }
+
     def _save_counters(self) -> None:
-        ChatSession.objects.filter(pk=self.session.pk).update(
-            turns_since_memory=self.counters.turns_since_memory,
-            iters_since_skill=self.counters.iters_since_skill,
-        )
+        """The counters kept on the session row (a restart goes on from them): written here only
+        when the turn's end changed them after its last stored message (a review fired)."""
+        now = (self.counters.turns_since_memory, self.counters.iters_since_skill)
+        if now != self._stored_counters:
+            ChatSession.objects.filter(pk=self.session.pk).update(turns_since_memory=now[0], iters_since_skill=now[1])
+            self._stored_counters = now
         self.session.turns_since_memory = self.counters.turns_since_memory
         self.session.iters_since_skill = self.counters.iters_since_skill
 

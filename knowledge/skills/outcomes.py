@@ -81,15 +81,16 @@ def unreviewed_bad(name: str) -> list[SkillOutcome]:
 
 
 def flagged_names() -> list[str]:
-    """Skills with at least FLAG_AFTER bad outcomes that no review has been given yet."""
-    names = (
+    """Skills with at least FLAG_AFTER bad outcomes that no review has been given yet, or one the
+    person flagged themselves (an approved "Wrong" under an answer's Sources)."""
+    rows = (
         SkillOutcome.objects.filter(outcome__in=SkillOutcome.BAD, review__isnull=True)
-        .values_list("name", flat=True)
+        .values_list("name", "via")
         .order_by("name")
     )
     counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
+    for name, via in rows:
+        counts[name] = counts.get(name, 0) + (FLAG_AFTER if via == "person" else 1)
     return [n for n, c in counts.items() if c >= FLAG_AFTER]
 
 
