@@ -149,6 +149,9 @@ class Message(models.Model):
     # Fields the server put on this reply for it to come back with it (`PROVIDER_FIELDS`):
     # OpenRouter's signed `reasoning_details`, a message-level `extra_content`.
     provider_fields = models.JSONField(null=True, blank=True)
+    # What memory providers recalled for the turn this answer ends (agent/chat/sources.py): a list
+    # of {"provider", "text", …}; None for an answer stored before sources were kept.
+    sources = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
