@@ -13,14 +13,17 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.db import models, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from knowledge import approvals, versions
 from knowledge.attachments import MessageAttachment, api_dicts  # noqa: F401  (the model: its own module; registered from here)
 from knowledge.capabilities import ModelCapabilities  # noqa: F401  (its own module; registered from here)
+from knowledge.chat_sessions import ChatSessionQuerySet
 from knowledge.chat_tags import ChatTag
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
@@ -95,6 +98,9 @@ class ChatSession(models.Model):
     # not found by search or session_search. Stored, so a reload cannot lose it.
     private = models.BooleanField(default=False)
 
+    # Conditional changes (a lease taken, an end claimed): knowledge/chat_sessions.py.
+    objects = ChatSessionQuerySet.as_manager()
+
     class Meta:
         ordering = ["-updated_at"]
         indexes = [
@@ -110,6 +116,96 @@ class ChatSession(models.Model):
     @property
     def display_title(self) -> str:
         return self.title or self.name or "New chat"
+
+    # -- State changes, by concern. Each is one UPDATE of the named columns of one row, never a
+    # save(): the row is written from several processes at once (a turn, a page, a review), and
+    # save() would write back every column as this process last read it. Callers update the
+    # instance they hold themselves where they keep using it.
+
+    # The person's choices on the chat's pages and menus.
+    @classmethod
+    def rename(cls, pk: str, title: str, source: str) -> None:
+        """Set the title and who chose it ("person": the model's title never replaces it)."""
+        cls.objects.filter(pk=pk).update(title=title, title_source=source)
+
+    @classmethod
+    def set_pinned(cls, pk: str, pinned: bool) -> None:
+        cls.objects.filter(pk=pk).update(pinned=pinned)
+
+    @classmethod
+    def set_archived(cls, pk: str, when: datetime | None) -> None:
+        """Archive the chat as of `when`, or bring it back to the list (None)."""
+        cls.objects.filter(pk=pk).update(archived_at=when)
+
+    @classmethod
+    def set_settings(cls, pk: str, instructions: str, temperature: float | None) -> None:
+        """The chat's own instructions and temperature, sent with its next turns."""
+        cls.objects.filter(pk=pk).update(instructions=instructions, temperature=temperature)
+
+    @classmethod
+    def set_model(cls, pk: str, model: str) -> None:
+        cls.objects.filter(pk=pk).update(model=model)
+
+    @classmethod
+    def set_private(cls, pk: str, private: bool) -> bool:
+        """Keep the chat out of learning and recall (or let it back in); False: no such chat."""
+        return cls.objects.filter(pk=pk).update(private=private) > 0
+
+    # A turn's records: the columns each stored message or model call changes, in the same
+    # UPDATE (and transaction) as the caller's, so a turn adds no query.
+    @classmethod
+    def record_message(cls, pk: str, columns: dict[str, Any]) -> None:
+        """The counters, leaf, title and `updated_at` that one stored message changes
+        (agent/chat/records.py builds them, with F() so concurrent counts add up)."""
+        cls.objects.filter(pk=pk).update(**columns)
+
+    @classmethod
+    def count_usage(cls, pk: str, usage: dict[str, Any]) -> None:
+        """The tokens of a model call that stored no message (agent/chat/records.py usage_updates)."""
+        cls.objects.filter(pk=pk).update(**usage)
+
+    @classmethod
+    def record_continued(cls, pk: str, columns: dict[str, Any], when: datetime) -> None:
+        """A stopped answer continued in place: a change a new message does not show, so the
+        revision counts it (with the continuation's own `columns`, its token counts)."""
+        cls.objects.filter(pk=pk).update(**columns, revision=F("revision") + 1, updated_at=when)
+
+    @classmethod
+    def save_counters(cls, pk: str, turns_since_memory: int, iters_since_skill: int) -> None:
+        """The learning loop's nudge counters, so a restart does not lose them."""
+        cls.objects.filter(pk=pk).update(turns_since_memory=turns_since_memory, iters_since_skill=iters_since_skill)
+
+    @classmethod
+    def mark_ended(cls, pk: str, reason: str, when: datetime) -> None:
+        """The end's last step, after the memory flush (knowledge/history/session_ends.py claims it)."""
+        cls.objects.filter(pk=pk).update(ended_at=when, end_reason=reason)
+
+    # The live context and the chosen version (knowledge/versions.py, agent/learning/compression.py).
+    @classmethod
+    def store_compression(
+        cls, pk: str, *, system_prompt: str, summary: str, head_to: int | None, cut_to: int | None, when: datetime
+    ) -> None:
+        """The middle of the live context replaced by `summary`, counted; the last prompt's size
+        is forgotten, as the next call's prompt is smaller."""
+        cls.objects.filter(pk=pk).update(
+            system_prompt=system_prompt,
+            context_summary=summary,
+            context_head_to=head_to,
+            context_cut_to=cut_to,
+            compression_count=F("compression_count") + 1,
+            last_compressed_at=when,
+            last_prompt_tokens=0,
+        )
+
+    @classmethod
+    def drop_summary(cls, pk: str) -> None:
+        """The summary no longer describes the chosen version: the model gets the whole of it."""
+        cls.objects.filter(pk=pk).update(context_summary="", context_head_to=None, context_cut_to=None)
+
+    @classmethod
+    def choose_leaf(cls, pk: str, leaf_id: int | None) -> None:
+        """Show the version ending at `leaf_id` (None: the newest message); counted as a revision."""
+        cls.objects.filter(pk=pk).update(leaf_id=leaf_id, revision=F("revision") + 1)
 
     def api_messages(self, upto_id: int | None = None) -> list[dict[str, Any]]:
         """The live context in the chat-completions shape: the frozen system prompt, then the

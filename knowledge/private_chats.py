@@ -25,4 +25,4 @@ def is_private(session_id: str | None) -> bool:
 
 def set_private(session_id: str, private: bool) -> bool:
     """Store the flag; False when there is no such chat."""
-    return ChatSession.objects.filter(pk=session_id).update(private=private) > 0
+    return ChatSession.set_private(session_id, private)

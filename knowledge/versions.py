@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from django.db.models import F
-
 from knowledge import models
 
 if TYPE_CHECKING:
@@ -120,8 +118,7 @@ def keep_summary(session: ChatSession, path: list[int]) -> bool:
     if not session.context_summary or session.context_cut_to in path:
         return True
     session.context_summary, session.context_head_to, session.context_cut_to = "", None, None
-    cleared = {"context_summary": "", "context_head_to": None, "context_cut_to": None}
-    models.ChatSession.objects.filter(pk=session.pk).update(**cleared)
+    models.ChatSession.drop_summary(session.pk)
     return False
 
 
@@ -133,7 +130,7 @@ def choose(session: ChatSession, message_id: int) -> int:
     leaf = tree.newest_below(message_id)
     stored = None if leaf == max(tree.parents) else leaf
     keep_summary(session, tree.path(leaf))
-    models.ChatSession.objects.filter(pk=session.pk).update(leaf_id=stored, revision=F("revision") + 1)
+    models.ChatSession.choose_leaf(session.pk, stored)
     session.leaf_id = stored
     session.revision += 1
     return leaf

@@ -42,7 +42,7 @@ class RenameForm(forms.Form):
 
     def save(self, session: ChatSession) -> None:
         # The person's title: the model's automatic one never replaces it (agent/chat/titles.py).
-        ChatSession.objects.filter(pk=session.pk).update(title=self.cleaned_data["title"], title_source="person")
+        ChatSession.rename(session.pk, self.cleaned_data["title"], "person")
         session.title = self.cleaned_data["title"]
 
 
@@ -74,7 +74,7 @@ class ModelChoiceForm(forms.Form):
         return name
 
     def save(self, session: ChatSession) -> str:
-        ChatSession.objects.filter(pk=session.pk).update(model=self.cleaned_data["model"])
+        ChatSession.set_model(session.pk, self.cleaned_data["model"])
         return str(self.cleaned_data["model"])
 
 

@@ -29,12 +29,12 @@ class FlagForm(forms.Form):
         return self.cleaned_data.get("on") == "1"
 
     def pin(self, session: ChatSession) -> None:
-        ChatSession.objects.filter(pk=session.pk).update(pinned=self.value)
+        ChatSession.set_pinned(session.pk, self.value)
         session.pinned = self.value
 
     def archive(self, session: ChatSession) -> None:
         when = timezone.now() if self.value else None
-        ChatSession.objects.filter(pk=session.pk).update(archived_at=when)
+        ChatSession.set_archived(session.pk, when)
         session.archived_at = when
 
 
@@ -100,5 +100,5 @@ class ChatSettingsForm(forms.Form):
 
     def save(self, session: ChatSession) -> None:
         instructions, temperature = self.cleaned_data["instructions"], self.cleaned_data["temperature"]
-        ChatSession.objects.filter(pk=session.pk).update(instructions=instructions, temperature=temperature)
+        ChatSession.set_settings(session.pk, instructions, temperature)
         session.instructions, session.temperature = instructions, temperature

@@ -123,7 +123,7 @@ def retitle(session_id: str) -> str | None:
         log.warning("chat %s keeps its first message as title: %s", session_id, exc)
         return None
     # Only over the first message's title: a rename made while the model answered wins.
-    if not ChatSession.objects.filter(pk=session_id, title_source="message").update(title=title, title_source="model"):
+    if not ChatSession.objects.title_by_model(session_id, title):
         log.info("chat %s was renamed meanwhile; the model's title %r is not used", session_id, title)
         return None
     live.title_changed(session_id, title)

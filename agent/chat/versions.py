@@ -125,8 +125,6 @@ def extend_answer(
         if msg.get("tool_calls"):
             changes["tool_calls"] = msg["tool_calls"]
         Message.objects.filter(pk=answer.pk).update(**changes)
-        ChatSession.objects.filter(pk=answer.session_id).update(
-            **(updates or {}), revision=F("revision") + 1, updated_at=timezone.now()
-        )
+        ChatSession.record_continued(answer.session_id, updates or {}, timezone.now())
     answer.content += text
     answer.finish_reason = finish_reason

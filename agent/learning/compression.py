@@ -19,7 +19,6 @@ import operator
 from functools import partial
 from typing import Any, Protocol
 
-from django.db.models import F
 from django.utils import timezone
 
 from agent.admission import batch as verify_batch
@@ -221,14 +220,13 @@ def compress(agent: AgentSession) -> bool:
         + [{"role": "user", "content": summary}]
         + messages[tail_start:]
     )
-    ChatSession.objects.filter(pk=agent.session.pk).update(
+    ChatSession.store_compression(
+        agent.session.pk,
         system_prompt=new_prompt,
-        context_summary=summary,
-        context_head_to=head_to or None,
-        context_cut_to=cut_to or None,
-        compression_count=F("compression_count") + 1,
-        last_compressed_at=timezone.now(),
-        last_prompt_tokens=0,
+        summary=summary,
+        head_to=head_to or None,
+        cut_to=cut_to or None,
+        when=timezone.now(),
     )
     agent.session.refresh_from_db()
     return True

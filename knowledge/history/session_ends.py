@@ -24,27 +24,20 @@ __all__ = ["IN_QUEUE", "adopt_orphans", "claim", "release", "request", "requeue_
 def request(session_id: str, reason: str, holder: str) -> bool:
     """Ask for the session to be ended, by `holder` (IN_QUEUE, or the worker that will do it).
     False when it is ended already, or being ended."""
-    return bool(
-        ChatSession.objects.filter(pk=session_id, ended_at__isnull=True, end_worker="").update(
-            end_worker=holder, end_reason=reason
-        )
-    )
+    return ChatSession.objects.request_end(session_id, reason, holder)
 
 
 def claim(session_id: str, worker: str) -> str | None:
     """Take the end for `worker`: the reason it was asked for, or None when it is not this
     worker's to do (ended, or held by another)."""
-    taken = ChatSession.objects.filter(pk=session_id, ended_at__isnull=True, end_worker__in=(IN_QUEUE, worker)).update(
-        end_worker=worker
-    )
-    if not taken:
+    if not ChatSession.objects.claim_end(session_id, worker):
         return None
     return ChatSession.objects.filter(pk=session_id).values_list("end_reason", flat=True).first() or "closed"
 
 
 def release(session_id: str, worker: str) -> None:
     """An end that failed before the session was ended: it may be asked for again."""
-    ChatSession.objects.filter(pk=session_id, ended_at__isnull=True, end_worker=worker).update(end_worker="")
+    ChatSession.objects.pass_end(session_id, worker, "")
 
 
 def _orphans() -> list[tuple[str, str]]:
@@ -58,7 +51,7 @@ def requeue_orphans(enqueue: Callable[[str], None]) -> list[str]:
     (killed mid-flush) goes back on the queue, to be run again, once."""
     requeued = []
     for pk, worker in _orphans():
-        if ChatSession.objects.filter(pk=pk, ended_at__isnull=True, end_worker=worker).update(end_worker=IN_QUEUE):
+        if ChatSession.objects.pass_end(pk, worker, IN_QUEUE):
             enqueue(pk)
             requeued.append(pk)
     return requeued
@@ -67,17 +60,10 @@ def requeue_orphans(enqueue: Callable[[str], None]) -> list[str]:
 def adopt_orphans(worker: str) -> list[str]:
     """On a server's own threads: ends whose worker died (killed mid-flush) become `worker`'s,
     which then runs them (claim() lets it); a live process racing for one loses, so each runs once."""
-    return [
-        pk
-        for pk, dead in _orphans()
-        if ChatSession.objects.filter(pk=pk, ended_at__isnull=True, end_worker=dead).update(end_worker=worker)
-    ]
+    return [pk for pk, dead in _orphans() if ChatSession.objects.pass_end(pk, dead, worker)]
 
 
 def free_orphans() -> int:
     """On the embedded default, at a server's start: ends left by a process that died are freed,
     so the next "New chat" from that session asks again."""
-    return sum(
-        ChatSession.objects.filter(pk=pk, ended_at__isnull=True, end_worker=worker).update(end_worker="")
-        for pk, worker in _orphans()
-    )
+    return sum(ChatSession.objects.pass_end(pk, worker, "") for pk, worker in _orphans())

@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from knowledge.history.waiting import Clock, Sleep, poll_until
@@ -63,22 +62,19 @@ def claim(session_id: str, worker: str | None = None, now: datetime | None = Non
     worker = worker or this_worker()
     now = now or timezone.now()
     # The usual case, a free session, in one statement: no transaction, no read of the row first.
-    free = ChatSession.objects.filter(pk=session_id, turn_worker="")
-    if free.update(turn_worker=worker, turn_started_at=now, turn_lease_until=now + LEASE):
+    if ChatSession.objects.claim_free_turn(session_id, worker, now, now + LEASE):
         return True
     with transaction.atomic():  # SQLite: IMMEDIATE, so two claimants cannot both read "free"
         session = ChatSession.objects.select_for_update().only("turn_worker", "turn_lease_until").get(pk=session_id)
         if holds(session, now):
             return False
-        ChatSession.objects.filter(pk=session_id).update(
-            turn_worker=worker, turn_started_at=now, turn_lease_until=now + LEASE
-        )
+        ChatSession.objects.take_turn(session_id, worker, now, now + LEASE)
     return True
 
 
 def renew(session_id: str, worker: str | None = None, now: datetime | None = None) -> None:
     now = now or timezone.now()
-    ChatSession.objects.filter(pk=session_id, turn_worker=worker or this_worker()).update(turn_lease_until=now + LEASE)
+    ChatSession.objects.renew_turn(session_id, worker or this_worker(), now + LEASE)
 
 
 def renew_all(session_ids: list[str], worker: str | None = None, now: datetime | None = None) -> set[str]:
@@ -88,9 +84,9 @@ def renew_all(session_ids: list[str], worker: str | None = None, now: datetime |
         return set()
     worker = worker or this_worker()
     now = now or timezone.now()
-    held = ChatSession.objects.filter(pk__in=session_ids, turn_worker=worker)
-    if held.update(turn_lease_until=now + LEASE) == len(set(session_ids)):
+    if ChatSession.objects.renew_turns(session_ids, worker, now + LEASE) == len(set(session_ids)):
         return set()
+    held = ChatSession.objects.filter(pk__in=session_ids, turn_worker=worker)
     return set(session_ids) - set(held.values_list("pk", flat=True))
 
 
@@ -107,8 +103,7 @@ def check(session_id: str, turn: Holder, now: datetime | None = None) -> TurnSta
     finished turn is; the session may hold a newer turn now); or "lost": its lease ran out or its
     process died while it ran. A lost turn's lease is freed here, so the next message is taken."""
     now = now or timezone.now()
-    session = ChatSession.objects.filter(pk=session_id).only("turn_worker", "turn_started_at", "turn_lease_until")
-    row = session.first()
+    row = ChatSession.objects.filter(pk=session_id).only("turn_worker", "turn_started_at", "turn_lease_until").first()
     if row is None:
         return "ended"  # deleted under the turn, which says so itself
     if row.turn_started_at != turn.started_at:
@@ -119,18 +114,14 @@ def check(session_id: str, turn: Holder, now: datetime | None = None) -> TurnSta
         return "ended"
     if holds(row, now):
         return "running"
-    session.filter(turn_worker=turn.worker, turn_started_at=turn.started_at).update(
-        turn_worker="", turn_lease_until=None
-    )
+    ChatSession.objects.give_up_turn(session_id, turn.worker, turn.started_at)
     return "lost"
 
 
 def release(session_id: str, worker: str | None = None) -> None:
     """The turn ended: the session is free. Its start is cleared, so a socket watching the turn
     tells this from a turn given up for lost (`check`)."""
-    ChatSession.objects.filter(pk=session_id, turn_worker=worker or this_worker()).update(
-        turn_worker="", turn_lease_until=None, turn_started_at=None
-    )
+    ChatSession.objects.release_turn(session_id, worker or this_worker())
 
 
 def wait_until_free(
@@ -146,7 +137,5 @@ def release_dead(now: datetime | None = None) -> int:
     freed = 0
     for session in ChatSession.objects.exclude(turn_worker="").only("turn_worker", "turn_lease_until"):
         if not holds(session, now):
-            freed += ChatSession.objects.filter(Q(pk=session.pk), Q(turn_worker=session.turn_worker)).update(
-                turn_worker="", turn_lease_until=None
-            )
+            freed += ChatSession.objects.free_dead_turn(session.pk, session.turn_worker)
     return freed
