@@ -87,7 +87,7 @@ def store_message(
             title = without_nul(plain_text(str(msg.get("content") or ""), TITLE_CHARS)) or "New chat"
             updates["title"], updates["title_source"] = title, "message"
             session.title, session.title_source = title, "message"
-        ChatSession.objects.filter(pk=session.pk).update(**updates)
+        ChatSession.record_message(session.pk, updates)
     session.leaf_id = None
     return m
 
@@ -152,7 +152,7 @@ def finish_draft(
                 "sources",
             ]
         )
-        ChatSession.objects.filter(pk=session.pk).update(**_session_updates(msg, session_updates, new=False))
+        ChatSession.record_message(session.pk, _session_updates(msg, session_updates, new=False))
     return draft
 
 
