@@ -161,7 +161,8 @@ class ChatSession(models.Model):
 
     @classmethod
     def count_usage(cls, pk: str, usage: dict[str, Any]) -> None:
-        """The tokens of a model call that stored no message (agent/chat/records.py usage_updates)."""
+        """What a model call that stored no message changes: its tokens (agent/chat/records.py
+        usage_updates) and the nudge counters."""
         cls.objects.filter(pk=pk).update(**usage)
 
     @classmethod

@@ -440,7 +440,7 @@ class AgentSession:
         stopped_early = event.finish_reason == "interrupted"
         if event.message.get("content") or event.message.get("tool_calls") or stopped_early:
             return self._store(event.message, **stored)
-        ChatSession.objects.filter(pk=self.session.pk).update(**usage)
+        ChatSession.count_usage(self.session.pk, usage)
         self._stored_counters = (counters["turns_since_memory"], counters["iters_since_skill"])
         return None
 
@@ -456,7 +456,7 @@ class AgentSession:
         when the turn's end changed them after its last stored message (a review fired)."""
         now = (self.counters.turns_since_memory, self.counters.iters_since_skill)
         if now != self._stored_counters:
-            ChatSession.objects.filter(pk=self.session.pk).update(turns_since_memory=now[0], iters_since_skill=now[1])
+            ChatSession.save_counters(self.session.pk, *now)
             self._stored_counters = now
         self.session.turns_since_memory = self.counters.turns_since_memory
         self.session.iters_since_skill = self.counters.iters_since_skill
@@ -477,6 +477,6 @@ class AgentSession:
             log.warning("memory flush at session end failed: %s", exc)
         finally:
             self.providers.shutdown_all()
-            ChatSession.objects.filter(pk=self.session.pk).update(ended_at=timezone.now(), end_reason=reason)
+            ChatSession.mark_ended(self.session.pk, reason, timezone.now())
             self.close()
             close_old_connections()
