@@ -2,7 +2,7 @@ from django.urls import path
 
 from agent.chat import actions as chat_actions
 from agent.chat import attachments as chat_attachments
-from agent.chat import connection_views, list_views, private, review_now, sharing, views
+from agent.chat import connection_views, list_views, private, review_now, sharing, sources, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -25,6 +25,13 @@ urlpatterns = [
     path("c/<str:session_id>/review/", review_now.review_now, name="chat_review_now"),
     path("c/<str:session_id>/suggest-title/", chat_actions.suggest_title, name="chat_suggest_title"),
     path("c/<str:session_id>/model/", chat_actions.set_model, name="chat_model"),
+    path("c/<str:session_id>/m/<int:message_id>/sources/", sources.sources, name="chat_sources"),
+    path("c/<str:session_id>/latest/sources/", sources.latest_sources, name="chat_latest_sources"),
+    path(
+        "c/<str:session_id>/m/<int:message_id>/sources/feedback/",
+        sources.source_feedback_view,
+        name="chat_source_feedback",
+    ),
     path("c/<str:session_id>/export.md", chat_actions.export_markdown, name="chat_export_md"),
     path("c/<str:session_id>/export.json", chat_actions.export_json, name="chat_export_json"),
     # Public (no login): hermes_site/access.py lets exactly these two through.

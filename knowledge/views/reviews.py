@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from knowledge import undo
+from knowledge import source_feedback, undo
 from knowledge.diffing import DiffRow, side_by_side
 from knowledge.memory.store import TARGETS, MemoryStore
 from knowledge.models import KnowledgeChange, PendingWrite, ReviewRun
@@ -200,6 +200,8 @@ def preview(item: PendingWrite) -> PendingPreview:
     args = item.arguments if isinstance(item.arguments, dict) else {}
     if item.kind == curator.KIND:
         return _curator_preview(item, args)
+    if item.kind == source_feedback.KIND:  # a source of an answer the person marked (agent/chat/sources.py)
+        return PendingPreview(item, str(args.get("action", "")), str(args.get("subject", "")))
     if item.kind == "memory":
         return replace(_memory_preview(item, args), conflict=conflict_view(item))
     return _skill_preview(item, args)

@@ -3,6 +3,7 @@
 // stays in the same chat, one ‹ away (versions.js); the page sends them on the socket (main.js).
 
 import { el, button, showAlert } from "./dom.js";
+import { toggleSources } from "./sources.js";
 
 async function copyText(text, btn) {
   try {
@@ -79,6 +80,13 @@ export function makeActions(root, { isBusy, edit, regenerate }) {
     copy.addEventListener("click", function () { copyText(bubble.getAttribute("data-source") || "", copy); });
     if (bubble.classList.contains("msg-user") && bubble.hasAttribute("data-message-id")) {
       bar.appendChild(button("Edit", "msg-edit link-button", function () { startEdit(bubble); }));
+    }
+    if (bubble.classList.contains("msg-assistant") && root.getAttribute("data-session")) {
+      const sources = bar.appendChild(button("Sources", "msg-sources link-button"));
+      sources.setAttribute("aria-expanded", "false");
+      sources.addEventListener("click", function () {
+        toggleSources(bubble, root.getAttribute("data-session"), sources);
+      });
     }
     bubble.appendChild(bar);
   }
