@@ -11,6 +11,7 @@ from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -89,7 +90,7 @@ def search_context(f: dict[str, Any]) -> dict[str, Any]:
     ctx.update(
         result=result,
         # Each message is found once; one not in the version its chat shows says so.
-        other_versions=set().union(*(versions.off_path_of(chat) for chat in chats)),
+        other_versions=_other_versions(chats),
         first_index=(f["page"] - 1) * PER_PAGE + 1,
         prev_qs=_query_string(f, f["page"] - 1) if f["page"] > 1 else None,
         next_qs=_query_string(f, f["page"] + 1) if f["page"] < pages and result.results else None,
@@ -98,6 +99,25 @@ def search_context(f: dict[str, Any]) -> dict[str, Any]:
         words_only="" if result.meaning else _why_words_only(),
     )
     return ctx
+
+
+def _other_versions(chats: set[str]) -> set[int]:
+    """The messages of these chats that are not in the version each chat shows. Only a chat with
+    a fork (a message answered or edited more than once) or a version chosen by hand has any: two
+    queries find those among the page's chats, and only their trees are loaded (not every hit's
+    chat's messages, a query or two per chat of the page)."""
+    if not chats:
+        return set()
+    forked = (
+        Message.objects.filter(session_id__in=chats)
+        .order_by()
+        .values("session_id", "parent_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+        .values_list("session_id", flat=True)
+    )
+    chosen = ChatSession.objects.filter(pk__in=chats, leaf__isnull=False).values_list("pk", flat=True)
+    return set().union(*(versions.off_path_of(chat) for chat in {*forked, *chosen}))
 
 
 def _why_words_only() -> str:

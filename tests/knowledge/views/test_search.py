@@ -185,3 +185,21 @@ def test_a_session_whose_title_alone_matches_is_listed_without_a_hint(auth_clien
     html = auth_client.get("/search/", {"q": "fingerprint"}).content.decode()
     assert "No messages match" in html and 'id="search-titles"' in html and "search-hint" not in html
     assert f'href="{reverse("chat", args=[titled.id])}"' in html and "fingerprint-login" in html
+
+
+def test_a_hit_in_another_version_than_the_chat_shows_says_so(auth_client) -> None:
+    """An edited question leaves the first wording in another version; a chat without versions
+    and the version shown carry no such badge."""
+    edited = _session("Edited chat")
+    first = Message.objects.create(session=edited, role="user", content="quokka first wording")
+    Message.objects.create(session=edited, role="assistant", content="an answer", parent=first)
+    shown = Message(session=edited, role="user", content="quokka second wording")
+    shown.starts_chat = True  # the edit of a chat's first message has no parent either
+    shown.save()
+    plain = _session("Plain chat")
+    kept = Message.objects.create(session=plain, role="user", content="quokka plain question")
+    Message.objects.create(session=plain, role="assistant", content="quokka plain answer", parent=kept)
+    body = auth_client.get("/search/", {"q": "quokka"}).content.decode()
+    hits = {int(pk): "another version" in li for pk, li in re.findall(r'#m(\d+)">(.*?)</li>', body, re.S)}
+    assert hits[first.pk] is True
+    assert hits[shown.pk] is False and hits[kept.pk] is False
