@@ -5,9 +5,10 @@ user might say next (`queue_prefetch`), and is asked for context at the start of
 (`prefetch`). The manager calls every configured provider with the ORIGINAL user message (not
 a skill expanded into it), logs and swallows provider failures so they never reach the chat,
 and the runner injects prefetched context into the API copy of the current user message only
-— fenced as <memory-context> and marked as not user input — so it is never stored. Whatever a
-provider returns (a recalled past message, an external service's text) has its fence tags
-neutralised first, so it cannot close the fence and speak as the person.
+— fenced as <memory-context> and marked as not user input — so it is never stored as part of
+the conversation; what it was made of is kept beside the turn's answer, as its sources
+(`Recalled`). Whatever a provider returns (a recalled past message, an external service's text)
+has its fence tags neutralised first, so it cannot close the fence and speak as the person.
 
 Each provider's calls run one at a time, in order, on a thread of its own (`_Worker`), so a slow
 or hung provider never holds a turn: the turn waits for a prefetch at most `memory.provider_timeout`
