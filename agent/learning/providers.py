@@ -163,7 +163,7 @@ class SessionRecallProvider(MemoryProvider):
                     best.setdefault(hit.session_id, hit)
             lines, items = [], []
             # A chat the person said should not be recalled (an approved inbox item) is left out.
-            unwanted = source_feedback.not_recalled()
+            unwanted = source_feedback.not_recalled() if best else set()
             for hit in [h for h in best.values() if h.session_id not in unwanted][:3]:
                 when = hit.started_at.date().isoformat() if hit.started_at else ""
                 # Past messages go back in front of the model: one that is an injection is withheld.
