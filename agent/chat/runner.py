@@ -8,6 +8,7 @@ after each completed turn hands the conversation to the background review.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -16,7 +17,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connections, router
 from django.db.models import F
 from django.utils import timezone
 
@@ -84,12 +85,38 @@ class TurnShape:
     @classmethod
     def read(cls, session_id: str) -> TurnShape | None:
         """The chat's shape as stored now; None when it no longer exists."""
-        row = ChatSession.objects.filter(pk=session_id).values(*(f.name for f in fields(cls))).first()
-        return (
-            None
-            if row is None
-            else cls(**{**row, "model": row["model"] or "", "instructions": str(row["instructions"])})
+        alias = router.db_for_read(ChatSession)
+        sql, params, at = _shape_sql(alias)
+        with connections[alias].cursor() as cursor:
+            cursor.execute(sql, (*params[:at], session_id, *params[at + 1 :]))
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        count, compressions, revision, model, instructions, temperature, private = row
+        return cls(
+            message_count=int(count),
+            compression_count=int(compressions),
+            revision=int(revision),
+            model=str(model or ""),
+            instructions=str(instructions or ""),
+            temperature=None if temperature is None else float(temperature),
+            private=bool(private),  # SQLite stores it as 0 or 1
         )
+
+
+# Stands for the session id while the query below is compiled (no session has it: ids are hex).
+_SESSION = "session id"
+
+
+@functools.cache
+def _shape_sql(alias: str) -> tuple[str, tuple[Any, ...], int]:
+    """The ORM's SQL for `TurnShape.read` on database `alias`, compiled once per process (building
+    and compiling the queryset took ~0.25 ms of CPU, at the start of every turn): the SQL, its
+    parameters, and which of them is the session id."""
+    names = [f.name for f in fields(TurnShape)]
+    query = ChatSession.objects.filter(pk=_SESSION).values_list(*names)[:1].query
+    sql, params = query.get_compiler(using=alias).as_sql()
+    return sql, tuple(params), list(params).index(_SESSION)
 
 
 RunnerEvent = Event | TurnStarted | TurnSaved
