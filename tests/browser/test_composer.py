@@ -1,4 +1,4 @@
-"""The message box at 1280 px and on a phone (390×844): it stays editable while an answer
+"""The message box at 1280 px in light and on a phone (390×844) in dark: it stays editable while an answer
 streams and Send queues the message for when the answer ends (editable, cancellable, sent
 after Stop too); it grows with its text up to 40% of the window; an unsent draft is kept per
 chat across chat switches and reloads. axe stays clean with a message queued."""
@@ -18,13 +18,15 @@ from tests.fakellm import Reply, last_user_text
 
 pytestmark = pytest.mark.browser
 
-SIZES = [(1280, 860), (390, 844)]
+SIZES = [(1280, 860, "light"), (390, 844, "dark")]
 
 
-@pytest.fixture(params=SIZES, ids=["1280", "390"])
+@pytest.fixture(params=SIZES, ids=["1280-light", "390-dark"])
 def sized_page(request, browser: Browser, daphne_server: LiveServer) -> Iterator[Page]:
-    width, height = request.param
-    ctx = browser.new_context(base_url=daphne_server.url, viewport={"width": width, "height": height})
+    width, height, scheme = request.param
+    ctx = browser.new_context(
+        base_url=daphne_server.url, viewport={"width": width, "height": height}, color_scheme=scheme
+    )
     ctx.set_default_timeout(15_000)
     page = ctx.new_page()
     page.goto(daphne_server.login_url("/"))

@@ -1,12 +1,16 @@
 """An answer's Markdown takes shape while it streams: blocks appear rendered as they complete, a
-code block names its language, and the answer ends as a reload shows it."""
+code block names its language, and the answer ends as a reload shows it. Each test at 1280 px and
+on a phone (390×844), the two between them in light and dark, axe clean while streaming."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
+from tests.browser.test_a11y import blocking_violations
 from tests.fakellm import Reply
 
 pytestmark = pytest.mark.browser
@@ -21,8 +25,19 @@ ANSWER = (
 )
 
 
-def test_an_answer_takes_shape_while_it_streams_and_ends_as_a_reload_shows_it(page, llm, screenshot):
+SHAPE_MODES = [((1280, 860), "light"), ((390, 844), "dark")]
+FENCE_MODES = [((1280, 860), "dark"), ((390, 844), "light")]
+
+
+def _mode(page: Page, size: tuple[int, int], scheme: Literal["light", "dark"]) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.emulate_media(color_scheme=scheme)
+
+
+@pytest.mark.parametrize(("size", "scheme"), SHAPE_MODES)
+def test_an_answer_takes_shape_while_it_streams_and_ends_as_a_reload_shows_it(page, llm, screenshot, size, scheme):
     fresh_chat(page)
+    _mode(page, size, scheme)
     llm.push(Reply(text=ANSWER, chunk_delay=0.04))
     send(page, "how do we release?")
     streaming = page.locator(".msg-assistant.streaming .md")
@@ -32,7 +47,8 @@ def test_an_answer_takes_shape_while_it_streams_and_ends_as_a_reload_shows_it(pa
     expect(streaming.locator("ul ul > li")).to_have_text("run the <b>tests</b>")  # model HTML stays text
     expect(streaming.locator(".code-fence .code-lang")).to_have_text("python")
     expect(streaming.locator("pre.codehilite")).to_have_count(1)  # the closed fence, highlighted
-    screenshot("chat-live-markdown", page)
+    assert blocking_violations(page, f"streaming answer {size} {scheme}") == []
+    screenshot(f"chat-live-markdown-{size[0]}-{scheme}", page)
     wait_idle(page, 1)
     answer = page.locator(".msg-assistant .md")
     expect(answer.locator(".code-fence .code-lang")).to_have_text("python")
@@ -45,8 +61,10 @@ def test_an_answer_takes_shape_while_it_streams_and_ends_as_a_reload_shows_it(pa
     assert reloaded == streamed
 
 
-def test_an_open_fence_shows_as_code_without_its_markup(page, llm):
+@pytest.mark.parametrize(("size", "scheme"), FENCE_MODES)
+def test_an_open_fence_shows_as_code_without_its_markup(page, llm, size, scheme):
     fresh_chat(page)
+    _mode(page, size, scheme)
     llm.push(Reply(text="Run:\n\n```bash\n" + "make test\n" * 40 + "```\n\nDone.", chunk_delay=0.04))
     send(page, "how do I test?")
     tail = page.locator(".msg-assistant.streaming .md-tail.code-fence")
