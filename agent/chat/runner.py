@@ -8,7 +8,6 @@ after each completed turn hands the conversation to the background review.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -17,7 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from django.db import close_old_connections, connections, router
+from django.db import close_old_connections
 from django.db.models import F
 from django.utils import timezone
 
@@ -40,6 +39,7 @@ from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge import versions
 from knowledge.capabilities import DbCapabilityStore
+from knowledge.compiled_query import SessionRowQuery
 from knowledge.models import ChatSession, Message, ReviewRun
 from knowledge.skills import outcomes
 from knowledge.skills.store import SkillStore
@@ -85,11 +85,7 @@ class TurnShape:
     @classmethod
     def read(cls, session_id: str) -> TurnShape | None:
         """The chat's shape as stored now; None when it no longer exists."""
-        alias = router.db_for_read(ChatSession)
-        sql, params, at = _shape_sql(alias)
-        with connections[alias].cursor() as cursor:
-            cursor.execute(sql, (*params[:at], session_id, *params[at + 1 :]))
-            row = cursor.fetchone()
+        row = _SHAPE.row(session_id)
         if row is None:
             return None
         count, compressions, revision, model, instructions, temperature, private = row
@@ -104,19 +100,10 @@ class TurnShape:
         )
 
 
-# Stands for the session id while the query below is compiled (no session has it: ids are hex).
-_SESSION = "session id"
-
-
-@functools.cache
-def _shape_sql(alias: str) -> tuple[str, tuple[Any, ...], int]:
-    """The ORM's SQL for `TurnShape.read` on database `alias`, compiled once per process (building
-    and compiling the queryset took ~0.25 ms of CPU, at the start of every turn): the SQL, its
-    parameters, and which of them is the session id."""
-    names = [f.name for f in fields(TurnShape)]
-    query = ChatSession.objects.filter(pk=_SESSION).values_list(*names)[:1].query
-    sql, params = query.get_compiler(using=alias).as_sql()
-    return sql, tuple(params), list(params).index(_SESSION)
+# One read at the start of every turn, its SQL compiled once per process.
+_SHAPE = SessionRowQuery(
+    ChatSession, lambda pk: ChatSession.objects.filter(pk=pk).values_list(*(f.name for f in fields(TurnShape)))[:1]
+)
 
 
 RunnerEvent = Event | TurnStarted | TurnSaved

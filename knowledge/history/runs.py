@@ -7,16 +7,15 @@ The run's own state machine (queued -> running -> done | failed) is on the model
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connections, router
+from django.db import DatabaseError
 from django.db.models import Exists, OuterRef
 
+from knowledge.compiled_query import SessionRowQuery
 from knowledge.history import session_ends, turns
 from knowledge.history.waiting import Clock, Sleep, poll_until
 from knowledge.history.workers import IN_QUEUE, is_alive
@@ -43,29 +42,18 @@ def is_active(session_id: str) -> bool:
     return ReviewRun.objects.filter(session_id=session_id, status__in=ReviewRun.ACTIVE).exists()
 
 
-# Stands for the session id while the query below is compiled (no session has it: ids are hex).
-_SESSION = "session id"
-
-
-@functools.cache
-def _title_and_review_sql(alias: str) -> tuple[str, tuple[Any, ...], int]:
-    """The ORM's SQL for `title_and_review` on database `alias`, compiled once per process:
-    building and compiling the queryset (its subquery most of all) took ~0.4 ms of CPU, run after
-    every turn. Returns the SQL, its parameters, and which of them is the session id."""
-    active = ReviewRun.objects.filter(session_id=OuterRef("pk"), status__in=ReviewRun.ACTIVE)
-    query = ChatSession.objects.filter(pk=_SESSION).values_list("title", Exists(active))[:1].query
-    sql, params = query.get_compiler(using=alias).as_sql()
-    return sql, tuple(params), list(params).index(_SESSION)
+_TITLE_AND_REVIEW = SessionRowQuery(
+    ChatSession,
+    lambda pk: ChatSession.objects.filter(pk=pk).values_list(
+        "title", Exists(ReviewRun.objects.filter(session_id=OuterRef("pk"), status__in=ReviewRun.ACTIVE))
+    )[:1],
+)
 
 
 def title_and_review(session_id: str) -> tuple[str, bool]:
     """The chat's stored title and whether a review of it is queued or running, in one query:
     what the page learns after every turn (the person or the model may have renamed the chat)."""
-    alias = router.db_for_read(ChatSession)
-    sql, params, at = _title_and_review_sql(alias)
-    with connections[alias].cursor() as cursor:
-        cursor.execute(sql, (*params[:at], session_id, *params[at + 1 :]))
-        row = cursor.fetchone()
+    row = _TITLE_AND_REVIEW.row(session_id)
     return (str(row[0]), bool(row[1])) if row is not None else ("", False)
 
 
