@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +21,7 @@ from typing import Any
 from hermes_site import config as hermes_config
 from hermes_site.config import Config
 from knowledge import mem0_store
+from knowledge.fileio import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +69,7 @@ def _read(home: Path) -> dict[str, dict[str, Any]]:
 
 
 def _write(home: Path, data: dict[str, dict[str, Any]]) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=home, prefix=".memory-providers-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1)
-    os.replace(tmp, _path(home))
+    atomic_write(_path(home), json.dumps(data, indent=1))
 
 
 def record(
