@@ -37,12 +37,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from knowledge.fileio import create_private, exposed
+from agent.chat.socket_access import SESSIONS_GROUP
+from foundation.fileio import create_private, exposed
 
 log = logging.getLogger("hermes.access")
-# Every open websocket joins this group; a logout tells them all to close.
-SESSIONS_GROUP = "auth.sessions"
-
 OWNER_USERNAME = "owner"
 PUBLIC_PREFIXES = ("/login", "/static/", "/favicon.ico")
 # A chat's read-only share page and its images (agent/chat/sharing.py): the token in the address

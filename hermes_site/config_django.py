@@ -1,7 +1,7 @@
 """config.yaml inside Django: the system checks that name a wrong key (and a wrong HERMES_QUEUE),
 and the middleware that follows a changed file at the start of each request.
 
-`hermes_site.config` stays free of Django (the terminal chat and the agent loop share it); this
+`foundation.config` stays free of Django (the terminal chat and the agent loop share it); this
 module is its Django side. The check runs before `serve`, `migrate`, `learning_worker` and
 `check`, so a wrong value stops start-up with one line naming the key instead of a traceback.
 """
@@ -16,7 +16,7 @@ from django.core import checks
 from django.http import HttpRequest, HttpResponse
 from django_tasks.signals import task_started
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from hermes_site import memory_provider_checks, multi_worker_checks
 
 CONFIG_ERROR = "hermes.E001"

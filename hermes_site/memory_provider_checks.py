@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core import checks
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import mem0_store
 
 PROVIDER_UNAVAILABLE = "hermes.W004"

@@ -1,4 +1,4 @@
-"""Django settings. Everything user-facing comes from HERMES_HOME/config.yaml via hermes_site.config."""
+"""Django settings. Everything user-facing comes from HERMES_HOME/config.yaml via foundation.config."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.functional import lazy
 
-from hermes_site import config as hermes_config
-from knowledge.fileio import create_private
+from foundation import config as hermes_config
+from foundation.fileio import create_private
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "agent",
     "knowledge",
+    "hermes_site",
 ]
 
 MIDDLEWARE = [

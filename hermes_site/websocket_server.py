@@ -39,7 +39,7 @@ from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 from twisted.internet.protocol import Protocol
 
 from agent.chat.ratelimit import max_frame_chars
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from hermes_site.security import body_limit
 
 MESSAGE_TOO_BIG = 1009

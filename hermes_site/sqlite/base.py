@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db.backends.sqlite3 import base
 
-from knowledge.fileio import create_private
+from foundation.fileio import create_private
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _locks: dict[str, threading.Lock] = {}

@@ -6,7 +6,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from hermes_site.rendering import highlight_snippet, render_markdown
+from foundation.rendering import highlight_snippet, render_markdown
 from knowledge import memory_providers
 from knowledge.models import PendingWrite
 from knowledge.search import meaning

@@ -11,7 +11,7 @@ from django.core import checks
 from django.http import HttpRequest, HttpResponse
 from django.test import override_settings
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from hermes_site.config_django import CONFIG_ERROR, QUEUE_ERROR, ConfigRefreshMiddleware, check_config
 
 

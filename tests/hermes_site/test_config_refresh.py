@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
-from hermes_site.config import ConfigError
+from foundation import config as hermes_config
+from foundation.config import ConfigError
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_a_wrong_value_keeps_the_last_good_config_and_logs_the_key_once(
     path.write_text("memory:\n  nudge_interval: 3\n")
     good = hermes_config.get()
     _write_in_place(path, "memory:\n  nudge_interval: lots\n")
-    with caplog.at_level(logging.ERROR, logger="hermes_site.config"):
+    with caplog.at_level(logging.ERROR, logger="foundation.config"):
         assert hermes_config.refresh() is good
         assert hermes_config.refresh() is good
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]

@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from hermes_site.rendering import plain_text, render_markdown
+from foundation.rendering import plain_text, render_markdown
 from tests.xss_corpus import PAYLOADS
 
 CASES = [

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_site import config as hermes_config
-from hermes_site.config import ConfigError, validate
+from foundation import config as hermes_config
+from foundation.config import ConfigError, validate
 from tests import dbs
 from tests.cli import CLIHome, new_home
 from tests.hermes_home import HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING

@@ -1,4 +1,4 @@
-"""Markdown rendered as it streams (hermes_site/live_markdown.py): blocks rendered once each when
+"""Markdown rendered as it streams (foundation/live_markdown.py): blocks rendered once each when
 complete, equal to the final render; the open tail kept as text; an open fence shown as code."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import pytest
 from markdown_it.token import Token
 from markdown_it.utils import EnvType
 
-from hermes_site import live_markdown
-from hermes_site.live_markdown import LiveMarkdown, Update
-from hermes_site.rendering import render_markdown
-from tests.hermes_site.test_rendering import _LiveMarkup
+from foundation import live_markdown
+from foundation.live_markdown import LiveMarkdown, Update
+from foundation.rendering import render_markdown
+from tests.foundation.test_rendering import _LiveMarkup
 from tests.xss_corpus import PAYLOADS
 
 DOCUMENTS = {

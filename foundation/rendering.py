@@ -8,7 +8,7 @@ is highlighted by Pygments, and a fence whose info string names a language carri
 label (a `code-fence` div holding a `code-lang` span before the `pre`). The output is then
 cleaned by nh3 (an allow-list of tags, no event handlers, links only to http/https/mailto) as a
 second line. Answers streaming in are rendered block by block through the same functions
-(hermes_site/live_markdown.py). Templates never mark user or model
+(foundation/live_markdown.py). Templates never mark user or model
 text safe themselves; they call `markdown` / `highlight` from `hermes_tags`, which go through here.
 """
 

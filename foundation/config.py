@@ -2,7 +2,7 @@
 
 This is the one place configuration is read. It is plain Python (no Django) so the agent
 loop, the terminal chat and the Django settings all share it. The keys are declared once, in
-`hermes_site.config_schema`; a `Config` holds one frozen dataclass per section
+`foundation.config_schema`; a `Config` holds one frozen dataclass per section
 (`config.memory.nudge_interval`), checked when it is built. Validation errors name the offending
 key so a person can fix their file without reading a traceback.
 
@@ -29,8 +29,8 @@ from typing import Any
 
 import yaml
 
-from hermes_site import yaml_edit
-from hermes_site.config_schema import (
+from foundation import yaml_edit
+from foundation.config_schema import (
     SECTIONS,
     SETTINGS,
     AgentSettings,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
-from hermes_site.config import Config, ConfigError
-from hermes_site.config_schema import SETTINGS, MemorySettings, all_settings, defaults, lookup, value_kind
+from foundation import config as hermes_config
+from foundation.config import Config, ConfigError
+from foundation.config_schema import SETTINGS, MemorySettings, all_settings, defaults, lookup, value_kind
 
 
 def test_values_from_the_file_are_typed(tmp_path: Path) -> None:

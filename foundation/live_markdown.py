@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-from hermes_site.rendering import MAX_RENDER_CHARS, fence_language, parse_markdown, render_tokens
+from foundation.rendering import MAX_RENDER_CHARS, fence_language, parse_markdown, render_tokens
 
 # Below this many lines the open region is parsed at every line; above, at every quarter of growth.
 EAGER_LINES = 16

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.fileio import atomic_write, fsync_dir
+from foundation.fileio import atomic_write, fsync_dir
 
 
 def _mode(path: Path) -> int:
@@ -66,7 +66,7 @@ def test_create_private_is_0600_whatever_the_umask_and_never_replaces(tmp_path):
     import os
     import stat
 
-    from knowledge.fileio import create_private
+    from foundation.fileio import create_private
 
     old = os.umask(0)
     try:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from hermes_site.access import exposed_home_warning, login_url
 from hermes_site.websocket_server import ANNOUNCE_ENV, command
 
