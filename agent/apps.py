@@ -10,11 +10,9 @@ class AgentConfig(AppConfig):
         from agent import recall
         from agent.chat import live
         from agent.tools import memory_tool, skill_tools
-        from hermes_site import config_django
         from knowledge import approvals
         from knowledge.search import meaning
 
-        config_django.register()  # a wrong config.yaml value is a system check error naming the key
         live.listen()  # review notices reach the pages (toasts), from any thread or process
         meaning.register(recall.embedder)  # searches embed their query with the configured model
         # The pending write keeps the result as the model would have read it (its JSON).

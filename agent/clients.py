@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 from agent.llm import ChatClient, client_from_config
 from agent.llm.capabilities import CapabilityStore
-from hermes_site.config import Config
+from foundation.config import Config
 
 Key = tuple[str, str, float, int]
 MAX_SERVERS = 16  # distinct (server, key, timeout, retries) kept; more only after config changes

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django_tasks.base import Task
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 
 log = logging.getLogger(__name__)
 

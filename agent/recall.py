@@ -31,8 +31,8 @@ from django.utils import timezone
 from agent import jobs
 from agent.llm import ChatClient, LLMError
 from agent.llm.probe import ProbeStep
-from hermes_site import config as hermes_config
-from hermes_site.config import Config
+from foundation import config as hermes_config
+from foundation.config import Config
 from knowledge.capabilities import DbCapabilityStore, known
 from knowledge.history.workers import this_worker
 from knowledge.memory.store import MemoryStore

@@ -28,7 +28,7 @@ from django.db import DatabaseError, close_old_connections
 from agent import jobs, recall
 from agent.chat import session_end
 from agent.learning import review
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import attachments
 from knowledge.history import presence, runs, session_ends
 from knowledge.history.workers import this_worker

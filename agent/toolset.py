@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.tools import memory_tool, session_search, skill_tools
 from agent.tools.registry import ToolRegistry
-from hermes_site.config import Config
+from foundation.config import Config
 
 
 def build_registry(config: Config) -> ToolRegistry:

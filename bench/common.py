@@ -102,7 +102,7 @@ def django_setup(home: Path, config: str = "", env: dict[str, str] | None = None
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from hermes_site import config as hermes_config
+    from foundation import config as hermes_config
 
     hermes_config.reset()
 

@@ -50,7 +50,7 @@ def run(scale: str) -> list[Figure]:
     _seed_knowledge()
     from agent.chat.runner import AgentSession
     from agent.learning import review
-    from hermes_site import config as hermes_config
+    from foundation import config as hermes_config
     from knowledge.memory.store import MemoryStore
     from knowledge.skills.store import SkillStore
     from tests.learning import review_kind

@@ -64,7 +64,7 @@ def skills_folder(path: Path) -> Path:
 
 
 def _fresh_home(config: str = "") -> Path:
-    from hermes_site import config as hermes_config
+    from foundation import config as hermes_config
 
     home = temp_home("hermes-skill-corpus-")
     (home / "config.yaml").write_text(config, encoding="utf-8")

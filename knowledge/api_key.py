@@ -1,6 +1,6 @@
 """The model's API key saved from the settings page: a file in the home, readable by its owner only.
 
-The environment's key wins over it (hermes_site/config.py `Config.api_key`), as for every model
+The environment's key wins over it (foundation/config.py `Config.api_key`), as for every model
 setting. The file is written as the login token and the cookie key are: created 0600 by the
 system call that makes it (mkstemp), then moved into place, so it is never readable by others,
 not even for a moment. A page shows a key by its last four characters only.
@@ -12,8 +12,8 @@ import contextlib
 import os
 from dataclasses import dataclass
 
-from hermes_site.config import API_KEY_FILE, Config
-from knowledge.fileio import atomic_write
+from foundation.config import API_KEY_FILE, Config
+from foundation.fileio import atomic_write
 
 SHOWN_CHARS = 4
 

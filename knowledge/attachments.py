@@ -23,8 +23,8 @@ from typing import Any
 from django.db import models
 from django.utils import timezone
 
-from hermes_site.config import hermes_home
-from knowledge.fileio import create_private
+from foundation.config import hermes_home
+from foundation.fileio import create_private
 
 # Extension -> content type, for the types the model's image parts accept.
 IMAGE_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_site.config import Config
+from foundation.config import Config
 
 PACKAGE = "mem0ai"
 REQUIREMENTS = "requirements-mem0.txt"

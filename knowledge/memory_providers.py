@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_site import config as hermes_config
-from hermes_site.config import Config
+from foundation import config as hermes_config
+from foundation.config import Config
+from foundation.fileio import atomic_write
 from knowledge import mem0_store
-from knowledge.fileio import atomic_write
 
 log = logging.getLogger(__name__)
 

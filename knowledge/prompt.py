@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_site.config import Config
+from foundation.config import Config
 from knowledge.memory.store import MemoryStore
 from knowledge.skills.store import SkillStore
 

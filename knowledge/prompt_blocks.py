@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hermes_site.config import Config
+from foundation.config import Config
 from knowledge.memory.ops import RULE, TARGETS
 
 _HEADER = re.compile(rf"^{RULE}\n(.+?) \[[^\]]*\]\n{RULE}\n", re.MULTILINE)

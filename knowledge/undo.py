@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.changelog import UndoError
 from knowledge.memory.store import MemoryStore
 from knowledge.models import KnowledgeChange

@@ -30,7 +30,7 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "hermes_site.settings"
 for _var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HERMES_MODEL"):
     os.environ.pop(_var, None)
 
-from hermes_site import config as hermes_config  # noqa: E402
+from foundation import config as hermes_config  # noqa: E402
 from tests.daphne import with_test_defaults  # noqa: E402
 from tests.fakellm import ScriptedLLM  # noqa: E402
 

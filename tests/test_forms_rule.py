@@ -19,7 +19,7 @@ from typing import Any
 from django.urls import URLPattern, URLResolver, get_resolver
 
 ROOT = Path(__file__).resolve().parent.parent
-OURS = ("agent.", "knowledge.", "hermes_site.")
+OURS = ("agent.", "knowledge.", "foundation.", "hermes_site.")
 POSTED = {"POST", "FILES"}
 # module -> why it may read posted data itself. Empty: every view goes through a form.
 ALLOWED: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""Every module under agent/ and knowledge/ has a test module of its own (tests mirror modules),
+"""Every module under agent/, knowledge/, foundation/ and hermes_site/ has a test module of its own (tests mirror modules),
 so a change to a module has one obvious place for its tests.
 
 The rule: agent/P/X.py -> tests/agent/P/test_X.py (or test_X_*.py for a module tested by concern);
@@ -14,8 +14,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Wiring only (Django declarations): exercised by every request and page test.
-WIRING = {"__init__.py", "apps.py", "urls.py", "urls_curation.py", "urls_tools.py", "routing.py"}
+WIRING = {"__init__.py", "apps.py", "urls.py", "urls_curation.py", "urls_tools.py", "routing.py", "asgi.py"}
 OLDER_NAMES = {
+    "agent/chat/socket_access.py": "tests/test_origin_security.py",  # through real sockets from other origins
+    "foundation/yaml_edit.py": "tests/foundation/test_config.py",  # every settings write edits the YAML in place
+    "hermes_site/access.py": "tests/test_access_hardening.py",
+    "hermes_site/security.py": "tests/hermes_site/test_body_cap.py",  # headers and body limits, through daphne
+    "hermes_site/websocket_server.py": "tests/hermes_site/test_body_cap.py",  # daphne's body cap is set there
+    "hermes_site/settings.py": "tests/test_settings.py",
+    "hermes_site/sqlite/base.py": "tests/hermes_site/test_sqlite.py",
+    "hermes_site/templatetags/hermes_tags.py": "tests/knowledge/views/test_search.py",  # snippets and Markdown on pages
     "agent/chat/connection_views.py": "tests/knowledge/views/test_model_key.py",  # the one connection form's pages
     "agent/chat/turn_hub.py": "tests/agent/chat/test_consumers_join.py",  # through the sockets that join a turn
     "knowledge/search/hybrid.py": "tests/knowledge/search/test_meaning.py",  # words and meaning fused
@@ -60,7 +68,9 @@ OLDER_NAMES = {
 
 
 def _modules() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "agent", "knowledge"], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", "ls-files", "agent", "knowledge", "foundation", "hermes_site"], cwd=ROOT, capture_output=True, text=True
+    )
     return [
         f
         for f in out.stdout.split()

@@ -32,7 +32,7 @@ from typing import Any
 
 from agent.admission import signals
 from agent.tools.registry import ToolContext
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import versions
 from knowledge.attachments import MessageAttachment
 from knowledge.models import Message, PendingWrite

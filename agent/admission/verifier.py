@@ -34,7 +34,7 @@ from agent.admission.prompt import RESPONSE_FORMAT, VERDICTS, VERIFIER_PROMPT
 from agent.admission.provenance import Decision
 from agent.llm import LLMError
 from agent.tools.registry import ToolContext
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import PendingWrite
 from knowledge.skills.format import SkillError, parse_skill_md
 from knowledge.skills.store import SkillStore

@@ -16,7 +16,7 @@ from agent.chat import export as chat_export
 from agent.chat import service as chat_service
 from agent.chat.forms import ModelChoiceForm, RenameForm, VersionForm
 from agent.llm import LLMError
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import versions
 from knowledge.history import learned
 from knowledge.models import ChatSession

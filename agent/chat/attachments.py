@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from agent.chat import pdf_text
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import attachments, capabilities
 from knowledge.models import ChatSession
 

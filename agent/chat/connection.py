@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from agent import clients, recall
 from agent.llm import ChatClient, LLMError
 from agent.llm.probe import ProbeStep, probe
-from hermes_site.config import Config
+from foundation.config import Config
 from knowledge.capabilities import DbCapabilityStore
 
 CHECK_TIMEOUT = 10.0

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from agent.chat import connection
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.views import settings as settings_views
 from knowledge.views.model_key import ConnectionForm, connection_context, saved_state
 

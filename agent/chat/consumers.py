@@ -50,11 +50,10 @@ from agent.chat import service as chat_service
 from agent.chat import versions as chat_versions
 from agent.chat.attachments import IMAGES_PER_MESSAGE
 from agent.chat.frames import Frame, FrameQueue
+from agent.chat.socket_access import SESSIONS_GROUP, same_origin
 from agent.chat.turn_hub import Follower, TurnHub, group_of
 from agent.chat.validation import images_of, message_error
-from hermes_site import config as hermes_config
-from hermes_site.access import SESSIONS_GROUP
-from hermes_site.security import same_origin
+from foundation import config as hermes_config
 from knowledge import attachments
 from knowledge.history import turns
 from knowledge.models import ChatSession
@@ -84,7 +83,7 @@ def _refusal(scope: dict[str, Any]) -> int | None:
 
 
 class _LogoutMixin:
-    """Every open socket closes when the dashboard logs out (hermes_site/access.py logout_view)."""
+    """Every open socket closes when the dashboard logs out."""
 
     async def join_sessions(self) -> None:
         await self.channel_layer.group_add(SESSIONS_GROUP, self.channel_name)  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ that arrived meanwhile in one batch. Consecutive text deltas of a batch are join
 delta frame (the page appends delta text, so it shows the same thing), so a slow socket or a
 busy loop sends fewer, larger frames instead of falling behind.
 
-An answer's Markdown is rendered as it streams (`TurnFrames`, over hermes_site/live_markdown.py):
+An answer's Markdown is rendered as it streams (`TurnFrames`, over foundation/live_markdown.py):
 a delta frame carries its raw `text` always, and when blocks completed, their sanitised `html`
 with the open `tail` (text) after them and whether that tail is an open `fence` (its language).
 """
@@ -32,8 +32,8 @@ from agent.loop import (
     TurnError,
 )
 from agent.tools.results import MAX_RESULT_CHARS
-from hermes_site.live_markdown import LiveMarkdown, Update
-from hermes_site.rendering import render_markdown
+from foundation.live_markdown import LiveMarkdown, Update
+from foundation.rendering import render_markdown
 
 Frame = dict[str, Any]  # one JSON message to the page: {"type": ..., ...}
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from agent.chat.frames import estimate_tokens
 from agent.tools.results import MAX_RESULT_CHARS, stored_ok
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import versions
 from knowledge.attachments import MessageAttachment, of_messages
 from knowledge.models import AnswerFeedback, ChatSession, Message

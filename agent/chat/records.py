@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from agent.llm.types import provider_fields
 from agent.loop import ModelCalled
-from hermes_site.config import Config
-from hermes_site.rendering import plain_text
+from foundation.config import Config
+from foundation.rendering import plain_text
 from knowledge.models import ChatSession, Message, without_nul
 from knowledge.prompt import build_system_prompt
 

@@ -14,7 +14,7 @@ from agent.chat import live
 from agent.chat.runner import default_client_factory
 from agent.learning.review import MAX_FOCUS_CHARS, ReviewRefused, request_review
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import ChatSession
 from knowledge.views.forms import errors_text
 

@@ -35,8 +35,8 @@ from agent.llm import ChatClient, LLMError
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, TextDelta, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
-from hermes_site.config import Config
+from foundation import config as hermes_config
+from foundation.config import Config
 from knowledge import versions
 from knowledge.capabilities import DbCapabilityStore
 from knowledge.compiled_query import SessionRowQuery

@@ -21,7 +21,7 @@ from agent.chat.runner import AgentSession, InputTooLarge, TurnShape, default_cl
 from agent.chat.versions import TurnRequest
 from agent.llm import LLMError
 from agent.loop import ModelClient
-from hermes_site.config import Config
+from foundation.config import Config
 from knowledge.history import runs, turns
 from knowledge.history.heartbeat import LeaseKeeper
 from knowledge.models import ChatSession

@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import prompt_blocks, source_feedback, versions
 from knowledge.memory.ops import ENTRY_DELIMITER, TARGETS
 from knowledge.memory.store import MemoryStore

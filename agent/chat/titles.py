@@ -18,9 +18,9 @@ from django_tasks import task
 from agent import jobs
 from agent.chat import live
 from agent.llm import LLMError, client_from_config
-from hermes_site import config as hermes_config
-from hermes_site.config import Config
-from hermes_site.rendering import plain_text
+from foundation import config as hermes_config
+from foundation.config import Config
+from foundation.rendering import plain_text
 from knowledge import versions
 from knowledge.models import ChatSession, Message, without_nul
 

@@ -14,7 +14,7 @@ from agent.chat import connection_views, list_views, presenter, session_end
 from agent.chat import service as chat_service
 from agent.chat.forms import DeleteChatForm, NewChatForm, RenameForm
 from agent.learning import review
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import capabilities, private_chats, versions
 from knowledge.history import learned, turns
 from knowledge.models import ChatSession

@@ -26,7 +26,7 @@ from agent.learning.providers import ProviderManager
 from agent.llm import LLMError
 from agent.loop import AgentLoop, ModelClient, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
-from hermes_site.config import Config
+from foundation.config import Config
 from knowledge import private_chats, versions
 from knowledge.models import ChatSession
 from knowledge.prompt import build_system_prompt

@@ -38,7 +38,7 @@ from typing import Any
 
 from django.db import close_old_connections
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import mem0_store, private_chats, source_feedback
 from knowledge import memory_providers as states
 from knowledge.prompt import neutral_fences

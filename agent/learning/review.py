@@ -31,8 +31,8 @@ from agent.llm import client_from_config
 from agent.loop import AgentLoop, ModelCalled, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
-from hermes_site.config import Config
+from foundation import config as hermes_config
+from foundation.config import Config
 from knowledge import private_chats, versions
 from knowledge.history import runs
 from knowledge.history.waiting import poll_until

@@ -29,7 +29,7 @@ from django.db import transaction
 from agent.learning.compression import SUMMARY_PREFIX
 from agent.learning.review import run_review_now
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.memory.ops import TARGETS
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message, PendingWrite

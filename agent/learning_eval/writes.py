@@ -32,7 +32,7 @@ from agent.learning_eval.run import home_with
 from agent.llm import ModelReply, Usage
 from agent.tools.registry import ToolContext
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message, PendingWrite, ReviewRun
 from knowledge.provenance import Provenance

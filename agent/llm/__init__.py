@@ -22,7 +22,7 @@ from agent.llm.types import (
     ToolCallRequest,
     Usage,
 )
-from hermes_site.config import Config
+from foundation.config import Config
 
 
 def client_from_config(

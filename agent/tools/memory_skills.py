@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent.tools.registry import ToolContext
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import PendingWrite
 from knowledge.skills.format import SkillError, parse_skill_md
 from knowledge.skills.store import SkillStore

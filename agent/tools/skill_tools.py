@@ -16,7 +16,7 @@ from agent.admission import skills as skill_admission
 from agent.tools import memory_skills
 from agent.tools.registry import Tool, ToolContext
 from agent.tools.results import ToolResult
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import private_chats
 from knowledge.memory.duplicates import all_entries
 from knowledge.memory.store import MemoryStore

@@ -25,9 +25,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
+from foundation.fileio import atomic_write, fsync_dir
 from knowledge import changelog
-from knowledge.fileio import atomic_write, fsync_dir
 from knowledge.memory.ops import (
     RULE,
     TARGETS,

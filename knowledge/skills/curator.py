@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Min
 from django.utils import timezone
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills import archive, outcomes

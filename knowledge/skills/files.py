@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from knowledge.fileio import atomic_write
+from foundation.fileio import atomic_write
 from knowledge.skills.format import MAX_SKILL_DEPTH, SKILL_FILE, SkillError, check_name, read_placed_skill
 from knowledge.skills.threats import folder_threat
 

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import changelog
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance

@@ -18,7 +18,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.provenance import Provenance
 from knowledge.skills.format import SkillError, check_category, check_name, validate_skill_md
 from knowledge.skills.store import SkillInfo, SkillStore
@@ -92,7 +92,7 @@ ELSEWHERE = {
     "model.base_url": "the model connection (settings page and first-run panel), with the API key and Check",
     "model.name": "the model connection (settings page and first-run panel), with the API key and Check",
 }
-# Environment variables that win over the file (hermes_site.config's Config properties).
+# Environment variables that win over the file (foundation.config's Config properties).
 ENV_OVERRIDES = {
     "model.base_url": "OPENAI_BASE_URL",
     "model.name": "HERMES_MODEL",

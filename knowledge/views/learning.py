@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import prompt_blocks, undo, versions
 from knowledge.models import ChatSession, KnowledgeChange, Message
 from knowledge.provenance import Provenance

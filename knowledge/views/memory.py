@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import mem0_store, memory_providers
 from knowledge.memory.duplicates import memory_duplicate_pairs
 from knowledge.memory.ops import ENTRY_DELIMITER

@@ -15,7 +15,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import api_key
 from knowledge.views.forms import ConfigForm
 

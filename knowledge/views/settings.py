@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import capabilities
 from knowledge.views.forms import SettingsForm
 from knowledge.views.model_key import connection_context

@@ -7,7 +7,7 @@ import pytest
 
 from agent.clients import ClientPool
 from agent.llm import LLMError, TextChunk
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from tests.fakellm import Reply
 
 

@@ -11,7 +11,7 @@ from django.db import connections
 
 from agent import jobs, reclaim
 from agent.chat import connection
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.capabilities import known
 from knowledge.history import presence
 from knowledge.models import ChatSession, Message

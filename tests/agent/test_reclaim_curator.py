@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from agent import reclaim
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import ChatSession, PendingWrite, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore

@@ -9,7 +9,7 @@ import pytest
 
 from agent.tools.registry import ToolContext
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from tests.conftest import write_config
 
 ALL = ["memory", "skills_list", "skill_view", "skill_manage", "session_search"]

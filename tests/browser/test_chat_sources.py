@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 # A chat whose prompt holds a memory entry, and whose answer was given a recalled chat and a tool
 # call (as a turn stores them, agent/chat/runner.py); prints the chat's id.
 SEED = """
-from hermes_site import config
+from foundation import config
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message
 from knowledge.prompt import build_system_prompt

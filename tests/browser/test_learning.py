@@ -23,7 +23,7 @@ a = Message.objects.create(session=s, role="assistant", content="Noted, compose 
 ChatSession.objects.filter(pk=s.pk).update(message_count=Message.objects.filter(session=s).count())
 print(s.pk, u.pk, a.pk)
 """
-IMPORTS = "from knowledge.prompt import build_system_prompt\nfrom hermes_site import config as hermes_config\n"
+IMPORTS = "from knowledge.prompt import build_system_prompt\nfrom foundation import config as hermes_config\n"
 
 
 def exchange(server: LiveServer, title: str, said: str, more: str = "") -> tuple[str, int, int]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from hermes_site.access import exposed_home_warning
 from knowledge import api_key
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import mem0_store
 from tests.conftest import write_config
 from tests.fakellm import Reply, ScriptedLLM

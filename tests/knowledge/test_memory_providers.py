@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import memory_providers
 from knowledge.memory_providers import FAILING, NOT_YET, OK, SLOW, UNAVAILABLE, record, states
 from tests.conftest import write_config

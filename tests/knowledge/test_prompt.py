@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.memory.store import MemoryStore
 from knowledge.prompt import FENCE_TAGS, IDENTITY, build_system_prompt, neutral_fences
 from knowledge.provenance import Provenance

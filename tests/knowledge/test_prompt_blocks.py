@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.memory.store import MemoryStore
 from knowledge.prompt import build_system_prompt
 from knowledge.prompt_blocks import split

@@ -28,7 +28,7 @@ from agent.learning import notify
 from agent.learning.review import ReviewRefused, request_review, review_notice, wait_for_reviews
 from agent.llm import LLMError
 from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
-from hermes_site.config import ConfigError, write_defaults
+from foundation.config import ConfigError, write_defaults
 from knowledge import versions
 from knowledge.history.runs import recover_after_restart
 from knowledge.models import Message, ReviewRun

@@ -16,8 +16,8 @@ from django.core.management.base import BaseCommand
 from agent.llm import LLMError, client_from_config
 from agent.llm.probe import probe
 from agent.management.commands.chat import _ensure_database
-from hermes_site import config as hermes_config
-from hermes_site.config import ConfigError
+from foundation import config as hermes_config
+from foundation.config import ConfigError
 from knowledge.capabilities import DbCapabilityStore, describe
 
 MARKS = {True: "yes", False: "no", None: "unknown"}

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agent.chat.runner import default_client_factory
 from agent.learning_eval import run, writes
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 
 
 class Command(BaseCommand):

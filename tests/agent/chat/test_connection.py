@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.chat import connection
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.capabilities import DbCapabilityStore
 from tests.conftest import write_config
 

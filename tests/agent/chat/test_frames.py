@@ -14,7 +14,7 @@ from agent.chat.runner import TurnSaved, TurnStarted
 from agent.llm import Usage
 from agent.loop import ModelCalled, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from agent.tools.results import MAX_RESULT_CHARS
-from hermes_site.rendering import render_markdown
+from foundation.rendering import render_markdown
 from knowledge.models import ChatSession
 
 

@@ -7,7 +7,7 @@ import pytest
 from agent.chat.records import StreamedAnswer, open_session, store_message, usage_updates
 from agent.llm.types import Usage
 from agent.loop import ModelCalled
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import ChatSession, Message
 from knowledge.search import search_messages
 

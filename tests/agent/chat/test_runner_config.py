@@ -10,7 +10,7 @@ import pytest
 
 from agent.chat.runner import AgentSession, InputTooLarge, TurnSaved
 from agent.learning.review import wait_for_reviews
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from tests.conftest import write_config
 from tests.learning import SAVE_USER_PREF, review_starts, script_review
 

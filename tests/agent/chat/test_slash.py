@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent.chat.slash import expand_slash
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import SkillUsage
 from knowledge.skills.store import SkillStore
 from tests.cli import new_home

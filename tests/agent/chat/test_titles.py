@@ -15,7 +15,7 @@ from agent.chat import titles
 from agent.chat.runner import AgentSession
 from agent.llm import LLMError
 from agent.loop import TurnError
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.history.waiting import poll_until
 from knowledge.models import ChatSession, Message
 from tests.conftest import write_config

@@ -14,7 +14,7 @@ from agent.learning.compression import flush_memory
 from agent.learning.providers import MemoryProvider, ProviderManager
 from agent.learning.review import spawn_review
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import private_chats
 from knowledge.models import ChatSession, ReviewRun, SkillOutcome
 from tests.conftest import write_config

@@ -19,7 +19,7 @@ import pytest
 
 from agent.chat.runner import AgentSession
 from agent.learning.providers import FENCE_CLOSE, FENCE_OPEN
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import mem0_store, memory_providers
 from knowledge.models import ChatSession, Message
 from knowledge.provenance import Provenance

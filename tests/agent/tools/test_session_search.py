@@ -14,7 +14,7 @@ from django.utils import timezone
 from agent.llm import ChatClient, client_from_config
 from agent.tools import session_search
 from agent.tools.registry import ToolContext, ToolRegistry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import ChatSession, Message
 from tests.fakellm import Reply, ScriptedLLM
 

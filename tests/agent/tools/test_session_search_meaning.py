@@ -13,7 +13,7 @@ from agent import recall
 from agent.llm import client_from_config
 from agent.tools import session_search
 from agent.tools.registry import ToolContext, ToolRegistry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import ChatSession, Message
 from tests.conftest import write_config
 from tests.fakellm import Reply, ScriptedLLM

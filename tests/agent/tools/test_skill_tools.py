@@ -10,7 +10,7 @@ import pytest
 
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.skill_tools import apply_pending, make_tools
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore

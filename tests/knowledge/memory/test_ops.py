@@ -156,7 +156,7 @@ def test_a_split_instruction_is_refused_when_its_second_half_is_added(home):
 
 @pytest.mark.django_db
 def test_split_halves_written_by_hand_are_masked_in_the_prompt_and_flagged_on_the_page(home, auth_client):
-    from hermes_site import config as hermes_config
+    from foundation import config as hermes_config
     from knowledge.memory.store import MemoryStore
     from knowledge.prompt import build_system_prompt
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import undo as knowledge_undo
 from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun, SkillOutcome, SkillUsage
 from knowledge.prompt import build_system_prompt

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.skills.files import skill_folders
 from knowledge.skills.format import MAX_SKILL_DEPTH
 from knowledge.skills.store import SkillStore

@@ -12,7 +12,7 @@ import pytest
 from agent.chat.slash import expand_slash
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.skill_tools import make_tools
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.skills.store import SkillStore
 from tests.cli import new_home
 from tests.conftest import write_config

@@ -16,7 +16,7 @@ import pytest
 
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.skill_tools import make_tools
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import KnowledgeChange
 from knowledge.skills.format import SkillError
 from knowledge.skills.store import SkillStore

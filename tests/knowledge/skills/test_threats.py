@@ -13,7 +13,7 @@ import pytest
 
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.skill_tools import make_tools
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.prompt import build_system_prompt
 from knowledge.skills.store import SkillStore
 from knowledge.transfer.hermes_import import import_archive

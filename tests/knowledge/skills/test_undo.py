@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge import undo as knowledge_undo
 from knowledge.models import KnowledgeChange
 from knowledge.provenance import Provenance

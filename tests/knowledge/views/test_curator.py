@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import PendingWrite, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills import archive

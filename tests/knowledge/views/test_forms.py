@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
 from knowledge.views.forms import ELSEWHERE, PAGE, SettingsForm

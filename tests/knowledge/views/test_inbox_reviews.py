@@ -12,7 +12,7 @@ from agent.learning.review import review_notice, run_review_now
 from agent.llm import client_from_config
 from agent.management.commands.chat import review_line
 from agent.toolset import build_registry
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from hermes_site.access import login_token
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, KnowledgeChange, Message, PendingWrite, ReviewRun

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from tests.conftest import write_config
 from tests.fakellm import ScriptedLLM
 

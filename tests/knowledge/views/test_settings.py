@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.views.forms import SettingsForm
 from tests.hermes_home import HERMES_CONFIG
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_site import config as hermes_config
+from foundation import config as hermes_config
 from knowledge.models import KnowledgeChange, SkillUsage
 from knowledge.provenance import Provenance
 from knowledge.skills.store import SkillStore
