@@ -63,7 +63,8 @@ trap 'stop_services "$SERVICES"; rm -rf "$SERVICES"' EXIT
 PG_EXTRA_OPTS="-c fsync=off" start_postgres "$SERVICES" "$(free_port)"  # a throwaway cluster
 start_redis "$SERVICES" "$(free_port)"
 scale_out=0
-.venv/bin/pytest -m "not browser" "$@" || scale_out=$?
+# Tests that drop the services (services_free) would repeat the embedded run's work here.
+.venv/bin/pytest -m "not browser and not services_free" "$@" || scale_out=$?
 
 embedded=0
 wait "$SQLITE_PID" || embedded=$?

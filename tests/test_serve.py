@@ -28,7 +28,8 @@ from tests.chat_socket import frames_until
 from tests.daphne import Http
 from tests.fakellm import Reply, ScriptedLLM, last_user_text
 
-pytestmark = pytest.mark.slow
+# A person's shell has no test services: the same in both profiles, so run once (scripts/test.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.services_free]
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_RUN_SECONDS = 900  # a fresh virtual environment: pip installs every package (from its cache)
