@@ -213,15 +213,21 @@ class ChatSession(models.Model):
         stored messages of the chosen version (after a compression: the head, the summary, the
         messages after the cut), or of the version ending at message `upto_id` if given (what a
         turn that ended there had; 0: none yet)."""
-        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
+        return [{"role": "system", "content": self.system_prompt}, *(m for _, m in self.context(upto_id))]
+
+    def context(self, upto_id: int | None = None) -> list[tuple[int, dict[str, Any]]]:
+        """The live context after the system prompt, each message with the stored id it comes
+        from (`api_messages`). The summary of a compression stands for the messages it replaced,
+        so it carries the id of the last of them (`context_cut_to`)."""
         path = versions.path_messages(self, upto_id)
-        stored = [m for m in path if m.pk > (self.context_cut_to or 0)]
-        if self.context_summary:
-            msgs.extend(m.to_api() for m in path if m.pk <= (self.context_head_to or 0))
-            msgs.append({"role": "user", "content": self.context_summary})
+        cut = self.context_cut_to or 0
+        head = [m for m in path if m.pk <= (self.context_head_to or 0)] if self.context_summary else []
         # Empty assistant rows mark answers stopped before their first token: nothing to send.
-        msgs.extend(api_dicts([m for m in stored if m.role != "assistant" or m.content or m.tool_calls]))
-        return msgs
+        rest = [m for m in path if m.pk > cut and (m.role != "assistant" or m.content or m.tool_calls)]
+        out = list(zip((m.pk for m in head + rest), api_dicts(head + rest), strict=True))
+        if self.context_summary:
+            out.insert(len(head), (cut, {"role": "user", "content": self.context_summary}))
+        return out
 
 
 class Message(models.Model):

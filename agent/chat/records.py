@@ -193,6 +193,10 @@ class StreamedAnswer:
         row, self.row, self.text, self._since = self.row, None, [], None
         return finish_draft(self.session, row, msg, **kw) if row is not None else None
 
+    def shown(self, final_text: str) -> str:
+        """The answer the page shows when the turn ends: what the model wrote."""
+        return final_text
+
 
 def usage_updates(session: ChatSession, event: ModelCalled) -> dict[str, Any]:
     """The session columns a model call changes (written with its message, if any)."""

@@ -27,6 +27,7 @@ from agent.chat import versions as chat_versions
 from agent.chat.skill_use import SkillUseTracker
 from agent.chat.slash import model_text_of
 from agent.chat.validation import message_error
+from agent.conversation import Conversation
 from agent.learning.compression import TokenCount, compress, flush_memory, needs_compression
 from agent.learning.nudge import NudgeCounters
 from agent.learning.providers import ProviderManager, inject_context, sources_of
@@ -128,11 +129,10 @@ class _Turn:
 
     user_message_id: int
     skills: SkillUseTracker
-    answer: turn_records.StreamedAnswer  # the model call's answer while it streams
+    answer: turn_records.StreamedAnswer | chat_versions.ContinuedAnswer  # the model call's answer as it streams
     answer_id: int | None = None
     error: str = ""
     final: TurnDone | None = None
-    resumed: Message | None = None  # the stopped answer this turn continues
 
 
 class AgentSession:
@@ -156,9 +156,8 @@ class AgentSession:
         self.client_factory = client_factory
         self._client: ModelClient | None = None
         self._client_key = ""  # the API key the client was made with (a key saved since needs a new one)
-        self.messages: list[dict[str, Any]] = session.api_messages()
-        # The last message of the version this agent continues: the parent of the next one stored.
-        self.leaf_id = versions.chosen_leaf(session)
+        # The model's view of the chat, derived from its stored rows (agent/conversation.py).
+        self.conversation = Conversation(session)
         self.token_count = TokenCount()  # estimate of self.messages, for compression
         # Messages stored so far as this agent knows them: another process's turn changes the count.
         self.known_messages = session.message_count
@@ -177,6 +176,16 @@ class AgentSession:
         self.interrupt = threading.Event()
         self._turn_lock = threading.Lock()
         self._recalled: list[dict[str, Any]] = []  # what the providers recalled for the running turn
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation as the model reads it (the tool-calling loop appends to this list)."""
+        return self.conversation.messages
+
+    @property
+    def leaf_id(self) -> int | None:
+        """The last stored message of the version this agent continues: the parent of the next one."""
+        return self.conversation.leaf_id
 
     # -- opening ------------------------------------------------------------------------------
     @classmethod
@@ -274,7 +283,7 @@ class AgentSession:
         target = chat_versions.target(self.session, request)
         if target.after is not None:  # another version than the chosen one goes on
             versions.keep_summary(self.session, versions.Tree.load(self.session.pk).path(target.after))
-            self.messages, self.leaf_id = self.session.api_messages(upto_id=target.after), target.after or None
+            self.conversation.go_to(target.after)
         user_msg = target.question
         if user_msg is None:
             # The stored message is what the user typed; the model gets the expanded text.
@@ -286,16 +295,17 @@ class AgentSession:
             )
             self.session.user_turn_count += 1
         model_text, slash_name = model_text_of(user_msg.content, SkillStore(self.config))
-        chat_versions.add_question(self.messages, target, model_text)
+        chat_versions.put_question(self.conversation, target, user_msg, model_text)
         if target.question is None:  # stored just now: its images (an edit's: the original's) go with it
             image_parts.attach(self.messages[-1], request, user_msg.pk, self.session.pk)
         # A checkpointed answer is stored as any message of the turn: after the last one of its version.
-        answer = turn_records.StreamedAnswer(
+        streamed = turn_records.StreamedAnswer(
             self.session,
             clock=self.clock,
             store=lambda msg: self._store(msg, finish_reason=turn_records.DRAFT_REASON),
         )
-        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name), answer, resumed=target.answer)
+        answer = chat_versions.answer_of(target, self.session, streamed)
+        turn = _Turn(user_msg.pk, SkillUseTracker(slash_name), answer)
         answer_id = target.answer.pk if target.answer else None
         return user_msg, turn, TurnStarted(user_msg.pk, user_msg.content, request.kind, answer_id)
 
@@ -330,21 +340,16 @@ class AgentSession:
         )
         for event in loop.run(self.messages, self.interrupt):
             self._persist(event, turn)
-            if isinstance(event, TurnDone) and turn.resumed is not None:
-                event = replace(event, final_text=turn.resumed.content)  # the page shows the whole answer
+            if isinstance(event, TurnDone):
+                event = replace(event, final_text=turn.answer.shown(event.final_text))
             yield event
-        if turn.resumed is not None:
-            self.messages = self.session.api_messages()  # the answer as one message, without the instruction
+        self.conversation.turn_ended()
         yield self._after_turn(user_text, turn)
 
     def _persist(self, event: Event, turn: _Turn) -> None:
         """Store what the event produced as soon as it exists, and note what the turn did."""
         if isinstance(event, TextDelta):
-            if turn.resumed is None:  # a continuation goes on in the stopped answer's own row
-                turn.answer.add(event.text)  # checkpointed as it streams (counted when first stored)
-        elif isinstance(event, ModelCalled) and turn.resumed is not None and turn.answer_id is None:
-            self.counters.model_called()  # the continuation's call, counted as any other
-            turn.answer_id = self._extend(turn.resumed, event.message, event.finish_reason, event)
+            turn.answer.add(event.text)  # checkpointed as it streams (counted when first stored)
         elif isinstance(event, ModelCalled):
             stored = self._model_called(event, turn.answer)
             if stored is not None and event.message.get("content"):
@@ -356,14 +361,10 @@ class AgentSession:
         elif isinstance(event, TurnError):
             turn.error = event.message
             partial = {"role": "assistant", "content": event.partial_text or "".join(turn.answer.text)}
-            if turn.resumed is not None and turn.answer_id is None:
-                if partial["content"]:
-                    turn.answer_id = self._extend(turn.resumed, partial, "error")
-            else:
-                row = turn.answer.finish(partial, finish_reason="error")
-                if row is None and partial["content"]:
-                    row = self._store(partial, finish_reason="error")
-                turn.answer_id = row.pk if row is not None else turn.answer_id
+            row = turn.answer.finish(partial, finish_reason="error")
+            if row is None and partial["content"]:
+                row = self._store(partial, finish_reason="error")
+            turn.answer_id = row.pk if row is not None else turn.answer_id
         elif isinstance(event, TurnDone):
             turn.final = event
 
@@ -422,17 +423,12 @@ class AgentSession:
         m = turn_records.store_message(self.session, msg, parent_id=self.leaf_id, **kw)
         self._stored_counters = (counters["turns_since_memory"], counters["iters_since_skill"])
         self.known_messages += 1
-        self.leaf_id = m.pk
+        self.conversation.stored(m.pk)
         return m
 
-    def _extend(self, answer: Message, msg: dict[str, Any], ending: str, event: ModelCalled | None = None) -> int:
-        """A continued answer goes on in the stopped message itself, with the call's usage (`event`)."""
-        updates = turn_records.usage_updates(self.session, event) if event is not None else None
-        chat_versions.extend_answer(answer, msg, ending, event.usage.completion_tokens if event else 0, updates)
-        self.session.revision += 1
-        return answer.pk
-
-    def _model_called(self, event: ModelCalled, answer: turn_records.StreamedAnswer) -> Message | None:
+    def _model_called(
+        self, event: ModelCalled, answer: turn_records.StreamedAnswer | chat_versions.ContinuedAnswer
+    ) -> Message | None:
         """Count the call; store its message (if any) with the usage in one transaction: into
         the answer's checkpointed row when it has one."""
         self.counters.model_called()

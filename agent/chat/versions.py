@@ -19,17 +19,12 @@ from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from agent.chat.records import StreamedAnswer
+from agent.conversation import Conversation
 from knowledge.models import ChatSession, Message
 from knowledge.versions import Tree, VersionError
 
 KINDS = ("edit", "regenerate", "continue")
-
-# Sent after the stopped answer, for the model only: a continue instruction every OpenAI-compatible
-# server accepts (an assistant-prefix option exists on some servers only); docs/DECISIONS.md.
-CONTINUE_PROMPT = (
-    "Your previous answer was cut off. Continue it from exactly where it stopped: do not repeat "
-    "anything already written and do not comment on the interruption."
-)
 
 
 @dataclass(frozen=True)
@@ -101,18 +96,56 @@ def target(session: ChatSession, request: TurnRequest) -> Target:
     return Target(after=pk, question=Message.objects.get(pk=_question_of(tree, pk)), answer=answer)
 
 
-def add_question(messages: list[dict[str, Any]], target: Target, model_text: str) -> None:
+def put_question(conversation: Conversation, target: Target, question: Message, model_text: str) -> None:
     """The end of the model's context for the turn: the new question, the question answered
     again (already last), or the stopped answer followed by the continue instruction."""
     if target.question is None:
-        messages.append({"role": "user", "content": model_text})
+        conversation.ask(question, model_text)
     elif target.answer is None:
-        messages[-1]["content"] = model_text  # a /skill invocation expanded, as on the first answer
+        conversation.ask_again(question, model_text)  # a /skill invocation expanded, as on the first answer
     else:
-        messages.append({"role": "user", "content": CONTINUE_PROMPT})
+        conversation.continue_answer()
 
 
-def extend_answer(
+def answer_of(target: Target, session: ChatSession, streamed: StreamedAnswer) -> StreamedAnswer | ContinuedAnswer:
+    """Where the turn's answer is written: a new message (`streamed`), or the stopped one it continues."""
+    return streamed if target.answer is None else ContinuedAnswer(session, target.answer, streamed)
+
+
+class ContinuedAnswer:
+    """A stopped answer going on in its own row, with the methods of a new one (agent/chat/records.py
+    `StreamedAnswer`). The first model call's message is appended to the stopped answer; later
+    calls of the turn (after tool calls) are new messages, streamed as any answer."""
+
+    def __init__(self, session: ChatSession, answer: Message, after: StreamedAnswer) -> None:
+        self.session, self.answer, self.after = session, answer, after
+        self.extended = False
+        self.text: list[str] = []  # the continuation streamed so far, until its call ends
+
+    def add(self, chunk: str) -> bool:
+        if self.extended:
+            return self.after.add(chunk)
+        self.text.append(chunk)  # written when the call ends: the stopped answer stays whole until then
+        return False
+
+    def finish(self, msg: dict[str, Any], **kw: Any) -> Message | None:
+        """Append `msg` to the stopped answer (then, for later calls, as `StreamedAnswer.finish`).
+        An error that added nothing leaves the stopped answer as it was."""
+        if self.extended:
+            return self.after.finish(msg, **kw)
+        self.extended, self.text = True, []
+        if kw.get("finish_reason") == "error" and not msg.get("content"):
+            return None
+        _extend(self.answer, msg, kw.get("finish_reason", ""), kw.get("tokens", 0), kw.get("session_updates"))
+        self.session.revision += 1  # counted by the UPDATE too: this agent's chat stays current
+        return self.answer
+
+    def shown(self, final_text: str) -> str:
+        """The answer the page shows when the turn ends: the whole of the continued answer."""
+        return self.answer.content if self.extended else final_text
+
+
+def _extend(
     answer: Message, msg: dict[str, Any], finish_reason: str, tokens: int = 0, updates: dict[str, Any] | None = None
 ) -> None:
     """Append a continuation (`msg`, the model's next message) to the stopped answer, in place;

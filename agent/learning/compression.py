@@ -22,12 +22,13 @@ from typing import Any, Protocol
 from django.utils import timezone
 
 from agent.admission import batch as verify_batch
+from agent.conversation import Conversation
 from agent.learning.providers import ProviderManager
 from agent.llm import LLMError
 from agent.loop import AgentLoop, ModelClient, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
 from foundation.config import Config
-from knowledge import private_chats, versions
+from knowledge import private_chats
 from knowledge.models import ChatSession
 from knowledge.prompt import build_system_prompt
 
@@ -38,10 +39,12 @@ class AgentSession(Protocol):
     config: Config
     registry: ToolRegistry
     session: ChatSession
-    messages: list[dict[str, Any]]
+    conversation: Conversation  # the model's view, derived from the stored rows
     token_count: TokenCount
-    leaf_id: int | None  # the last stored message of the version it continues
     providers: ProviderManager  # the external memory providers, told before compression
+
+    @property
+    def messages(self) -> list[dict[str, Any]]: ...
 
     @property
     def client(self) -> ModelClient: ...
@@ -161,8 +164,8 @@ def needs_compression(agent: AgentSession) -> bool:
 
 
 def _split_points(messages: list[dict[str, Any]], protect: int) -> tuple[int, int] | None:
-    """Indices (head_end, tail_start) into `messages` (index 0 is the system prompt)."""
-    head_end = 1 + protect
+    """Where the head ends and the tail starts in `messages` (the context after the system prompt)."""
+    head_end = protect
     while head_end < len(messages) and messages[head_end].get("role") == "tool":
         head_end += 1  # keep tool results with the call that asked for them
     tail_start = max(head_end, len(messages) - MIN_TAIL)
@@ -196,52 +199,29 @@ def _summarise(agent: AgentSession, middle: list[dict[str, Any]]) -> str:
 
 
 def compress(agent: AgentSession) -> bool:
-    """Flush, then replace the middle of the live context by a summary. True if it compressed."""
-    messages = agent.messages
-    points = _split_points(messages, agent.config.compression.protect_first_n)
+    """Flush, then replace the middle of the live context by a summary. True if it compressed.
+
+    The split is made on the stored rows the model reads (each with its id): the summary replaces
+    the rows after the head's last one up to the tail's first, and the model's view is derived
+    again from the rows."""
+    entries = agent.conversation.entries()
+    points = _split_points([m for _, m in entries], agent.config.compression.protect_first_n)
     if points is None:
         return False
     flush_memory(agent)
     # The memory providers get the whole conversation before its middle goes (handed over: the
     # turn does not wait for them; a private chat's is kept from them).
-    agent.providers.on_pre_compress_all(messages)
-    head_end, tail_start = points
-    summary = SUMMARY_PREFIX + _summarise(agent, messages[head_end:tail_start])
-    new_prompt = build_system_prompt(agent.config)
-    # Map the live list back to stored ids: the head and tail are stored messages in order.
-    # The version the agent continues: the live list holds no other.
-    stored = [(m.pk, m.role) for m in versions.path_messages(agent.session, agent.leaf_id or 0)]
-    live_ids = _live_ids(agent, stored)
-    head_to = live_ids[head_end - 2] if 2 <= head_end <= len(live_ids) + 1 else 0
-    cut_to = live_ids[tail_start - 2] if tail_start - 2 < len(live_ids) else 0
-    agent.messages[:] = (
-        [{"role": "system", "content": new_prompt}]
-        + messages[1:head_end]
-        + [{"role": "user", "content": summary}]
-        + messages[tail_start:]
-    )
+    agent.providers.on_pre_compress_all(agent.messages)
+    head, middle = entries[: points[0]], entries[points[0] : points[1]]
+    summary = SUMMARY_PREFIX + _summarise(agent, [m for _, m in middle])
     ChatSession.store_compression(
         agent.session.pk,
-        system_prompt=new_prompt,
+        system_prompt=build_system_prompt(agent.config),
         summary=summary,
-        head_to=head_to or None,
-        cut_to=cut_to or None,
+        head_to=head[-1][0] if head else None,
+        cut_to=middle[-1][0],
         when=timezone.now(),
     )
     agent.session.refresh_from_db()
+    agent.conversation.rederive()
     return True
-
-
-def _live_ids(agent: AgentSession, stored: list[tuple[int, str]]) -> list[int]:
-    """Stored ids of the live messages after the system prompt, position for position.
-
-    Before any compression the live list is exactly the stored messages. After an earlier
-    compression it is head + summary + messages after context_cut_to; the summary has no id.
-    """
-    ids = [i for i, _ in stored]
-    s = agent.session
-    if not s.context_summary:
-        return ids
-    head = [i for i in ids if i <= (s.context_head_to or 0)]
-    rest = [i for i in ids if i > (s.context_cut_to or 0)]
-    return head + [s.context_cut_to or 0] + rest

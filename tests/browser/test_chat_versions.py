@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from agent.chat.versions import CONTINUE_PROMPT
+from agent.conversation import CONTINUE_PROMPT
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
 from tests.browser.conftest import LiveServer
 from tests.browser.test_a11y import blocking_violations

@@ -7,7 +7,8 @@ import pytest
 
 from agent.chat import export, presenter
 from agent.chat.runner import AgentSession, TurnShape, TurnStarted
-from agent.chat.versions import CONTINUE_PROMPT, TurnRequest, request_of
+from agent.chat.versions import TurnRequest, request_of
+from agent.conversation import CONTINUE_PROMPT
 from agent.learning.review import spawn_review
 from agent.loop import TurnDone
 from knowledge import versions

@@ -38,23 +38,24 @@ def _roles(msgs: list[dict[str, Any]]) -> str:
     return "".join({"system": "s", "user": "u", "assistant": "a", "tool": "t"}[m["role"]] for m in msgs)
 
 
+# The split is made on the context after the system prompt (the stored rows the model reads).
 def test_split_keeps_the_first_n_and_a_tail_of_at_least_eight():
-    msgs = _msgs("s" + "ua" * 10)
-    assert _split_points(msgs, 3) == (4, len(msgs) - MIN_TAIL)
+    msgs = _msgs("ua" * 10)
+    assert _split_points(msgs, 3) == (3, len(msgs) - MIN_TAIL)
 
 
 def test_split_never_separates_a_tool_call_from_its_results():
-    # The head would end on the results of the call at index 3; the tail would start on a result.
-    msgs = _msgs("suac" + "tt" + "uauau" + "c" + "ttt" + "uauau")
+    # The head would end on the results of the call at index 2; the tail would start on a result.
+    msgs = _msgs("uac" + "tt" + "uauau" + "c" + "ttt" + "uauau")
     head_end, tail_start = _split_points(msgs, 3)  # type: ignore[misc]
     assert msgs[head_end]["role"] != "tool" and msgs[tail_start]["role"] != "tool"
-    assert head_end == 6  # both results stay with their call in the head
-    assert msgs[tail_start]["content"] == "c11" and len(msgs) - tail_start >= MIN_TAIL
+    assert head_end == 5  # both results stay with their call in the head
+    assert msgs[tail_start]["content"] == "c10" and len(msgs) - tail_start >= MIN_TAIL
 
 
 def test_split_is_none_when_there_is_too_little_in_the_middle():
-    assert _split_points(_msgs("s" + "ua" * 6), 3) is None
-    assert _split_points(_msgs("s"), 3) is None
+    assert _split_points(_msgs("ua" * 6), 3) is None
+    assert _split_points([], 3) is None
 
 
 def _stored_session(pairs: int, **fields: Any) -> ChatSession:
