@@ -25,6 +25,8 @@ the answer is {"type": "idle"}: what the page shows is the stored conversation.
 A socket showing a turn that runs elsewhere watches that turn's lease (knowledge/history/turns.py):
 when its server dies, the socket gets {"type": "error", "error": SERVER_STOPPED} and "ready"
 within seconds, so no tab stays busy; the answer streamed so far is stored, marked interrupted.
+The session group, joining and the lease watch are `TurnWatch` (agent/chat/turn_watch.py): the
+consumer hands it the group's messages and the page's join.
 Stop is answered {"type": "stopping", "running": bool}; running false: nothing runs any more.
 
 `/ws/notify/` — every open page: {"type": "review", "line", "href", ...} when a background
@@ -51,11 +53,12 @@ from agent.chat import versions as chat_versions
 from agent.chat.attachments import IMAGES_PER_MESSAGE
 from agent.chat.frames import Frame, FrameQueue
 from agent.chat.socket_access import SESSIONS_GROUP, same_origin
-from agent.chat.turn_hub import Follower, TurnHub, group_of
+from agent.chat.turn_hub import TurnHub, group_of
+from agent.chat.turn_watch import SERVER_STOPPED as SERVER_STOPPED
+from agent.chat.turn_watch import WATCH_EVERY, TurnWatch
 from agent.chat.validation import images_of, message_error
 from foundation import config as hermes_config
 from knowledge import attachments
-from knowledge.history import turns
 from knowledge.models import ChatSession
 from knowledge.versions import VersionError
 
@@ -66,10 +69,6 @@ BAD_SESSION_ID = 4400
 # letters, digits, '-', '_', '.', under 100 characters) is let through to the 'no such session'
 # handling, anything else is refused here rather than failing inside group_add (an HTTP 500).
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-SERVER_STOPPED = "The server writing this answer stopped. What it wrote so far is kept; send a message to go on."
-# How often a socket showing another worker's turn checks that turn's lease (seconds). With the
-# lease's length this bounds how long a tab can show an answer whose server died.
-WATCH_EVERY = 2.0
 
 
 def _refusal(scope: dict[str, Any]) -> int | None:
@@ -134,126 +133,47 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             return
         self.closed = False
         self.hub: TurnHub | None = None  # the turn this socket started, while it runs
-        self.follower = Follower()  # what it shows of the turns it did not start
         self.limits = ratelimit.ConnectionLimits()
-        self.group = f"chat.{self.session_id}"
-        # The other sockets of this session, which this one's turns are mirrored to. Without
-        # them a turn's frames skip the channel layer: no second dispatch of every frame.
-        self.peers: set[str] = set()
-        self.watch: asyncio.Task[None] | None = None  # the lease watch of a turn shown, not run, here
-        self.poke = asyncio.Event()  # check that turn now, not at the next WATCH_EVERY
+        # This socket's side of the session group: its peers, the turns it joins, their lease.
+        self.turns = TurnWatch(
+            self.channel_layer, self.session_id, self.channel_name, self.send_frame, every=WATCH_EVERY
+        )
         live.capture_loop(asyncio.get_running_loop())
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.turns.enter()
         await self.join_sessions()
         await self.accept()
-        await self.channel_layer.group_send(self.group, {"type": "chat.join", "channel": self.channel_name})
-        await self._watch_current_turn()  # a page opened while an answer is being written
+        await self.turns.introduce()
 
     async def disconnect(self, code: int) -> None:
         # A running turn goes on (its messages are stored); only its frames stop being sent.
         self.closed = True
-        self._end_watch()
+        turns: TurnWatch | None = getattr(self, "turns", None)  # None: refused before it was made
+        if turns is not None:
+            turns.end()
         await self.leave_sessions()
-        if getattr(self, "group", None):
-            await self.channel_layer.group_send(self.group, {"type": "chat.leave", "channel": self.channel_name})
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            if self.follower.asked:  # the turn it joined stops mirroring for it
-                leave = {"type": "turn.leave", "channel": self.channel_name}
-                await self.channel_layer.group_send(group_of(self.session_id), leave)
+        if turns is not None:
+            await turns.leave()
 
+    # The session group's messages (agent/chat/turn_watch.py); Channels names the handlers by type.
     async def chat_join(self, event: dict[str, Any]) -> None:
-        """Another socket opened on this session: it listens, and it learns that this one does."""
-        if event["channel"] != self.channel_name:
-            self.peers.add(event["channel"])
-            await self.channel_layer.send(event["channel"], {"type": "chat.peer", "channel": self.channel_name})
+        await self.turns.on_chat_join(event)
 
     async def chat_peer(self, event: dict[str, Any]) -> None:
-        self.peers.add(event["channel"])
+        await self.turns.on_chat_peer(event)
 
     async def chat_leave(self, event: dict[str, Any]) -> None:
-        self.peers.discard(event["channel"])
+        await self.turns.on_chat_leave(event)
 
     async def chat_mirror(self, event: dict[str, Any]) -> None:
-        """Frames of a turn started from another socket of this session."""
-        if event["origin"] == self.channel_name:
-            return
-        frames, join = self.follower.mirrored(event)
-        if join:  # its first frames went out before its worker knew of this socket
-            await self._ask_to_join()
-        await self._show(frames)
-        if join and self.watch is None:
-            await self._watch_current_turn()
+        await self.turns.on_chat_mirror(event)
 
     async def chat_catchup(self, event: dict[str, Any]) -> None:
-        """The frames so far of the turn this socket joined (agent/chat/turn_hub.py)."""
-        await self._show(self.follower.caught_up(event))
-
-    async def _show(self, frames: list[Frame]) -> None:
-        for frame in frames:
-            await self.send_frame({**frame, "mirrored": True})
-            if frame["type"] == "ready":
-                self._end_watch()
-            elif frame["type"] == "turn_started" or self.watch is None:
-                # A turn's first frames reach only the sockets its worker already knew of:
-                # any frame of a turn not yet watched starts the watch.
-                await self._watch_current_turn()
-
-    async def _ask_to_join(self) -> None:
-        await self.channel_layer.group_send(
-            group_of(self.session_id), {"type": "turn.join", "channel": self.channel_name}
-        )
+        await self.turns.on_chat_catchup(event)
 
     async def on_join(self, frame: dict[str, Any]) -> None:
         if self.hub is not None and self.hub.running:
             return  # this socket sent the message: it gets every frame already
-        if await self._watch_current_turn() is None:
-            self.follower.give_up()
-            await self.send_frame({"type": "idle"})
-        elif self.follower.join():
-            await self._ask_to_join()
-
-    # -- a turn shown here but run by another socket, maybe on another worker ------------------------
-
-    async def _watch_current_turn(self) -> turns.Holder | None:
-        holder = await database_sync_to_async(turns.holder, thread_sensitive=False)(self.session_id)
-        self._end_watch()
-        if holder is not None:
-            self.watch = asyncio.create_task(self._watch_turn(holder))
-        return holder
-
-    def _end_watch(self) -> None:
-        watch, self.watch = getattr(self, "watch", None), None
-        if watch is not None and watch is not asyncio.current_task():
-            watch.cancel()
-
-    async def _watch_turn(self, holder: turns.Holder) -> None:
-        """End this tab's view of the turn `holder` names once its lease is void (its server
-        died or froze): the error, then "ready", so the input takes the next message."""
-        ended = False
-        while True:
-            try:
-                await asyncio.wait_for(self.poke.wait(), WATCH_EVERY)
-            except TimeoutError:
-                pass
-            self.poke.clear()
-            # Off the one thread all consumers share for sync work, as the claim: many tabs watch.
-            state = await database_sync_to_async(turns.check, thread_sensitive=False)(self.session_id, holder)
-            if state == "running":
-                if self.follower.joining:
-                    # Its hub may have started listening just after the join was sent.
-                    await self._ask_to_join()
-                continue
-            if state == "ended" and not ended:
-                # Its own "ready" is on its way through the channel layer: given one more round
-                # to arrive, and sent here only if its worker died right after the turn.
-                ended = True
-                continue
-            self.follower.give_up()  # no turn left to join
-            if state == "lost":
-                await self.send_frame({"type": "error", "error": SERVER_STOPPED, "retry": False, "mirrored": True})
-            await self.send_frame({"type": "ready", "mirrored": True})
-            self.watch = None
-            return
+        await self.turns.join()
 
     async def _deliver(self, frames: list[Frame]) -> bool:
         """A batch of this socket's own turn; False once the socket is gone."""
@@ -317,7 +237,7 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         chat_service.stop_turn(self.session_id)
         await self.channel_layer.group_send(group_of(self.session_id), {"type": "turn.stop"})
         await self.send_frame({"type": "stopping", "running": running})
-        self.poke.set()  # a turn watched here whose server died ends now, not at the next check
+        self.turns.poke()
 
     async def on_message(self, frame: dict[str, Any]) -> None:
         try:
@@ -354,14 +274,13 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if interrupt is None:
             await self.error(chat_service.BUSY_MESSAGE)
             return
-        self._end_watch()  # the session was free: any turn watched here is over
-        self.follower.give_up()
+        self.turns.end()  # the session was free: any turn watched here is over
         queue = FrameQueue(asyncio.get_running_loop())
         self.hub = TurnHub(
             self.channel_layer,
             self.session_id,
             deliver=self._deliver,
-            has_peers=lambda: bool(self.peers),
+            has_peers=self.turns.has_peers,
             origin=self.channel_name,
             stop=interrupt.set,
         )

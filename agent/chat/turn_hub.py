@@ -149,7 +149,7 @@ class TurnHub:
 
     async def _listen(self) -> None:
         # A join sent before this hub is in its group goes unanswered: the joining socket asks
-        # again at its next check of the turn's lease (consumers.ChatConsumer._watch_turn).
+        # again at its next check of the turn's lease (turn_watch.TurnWatch._watch_turn).
         await self.layer.group_add(self.group, self.channel)
         while True:
             message = await self.layer.receive(self.channel)
