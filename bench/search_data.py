@@ -26,6 +26,7 @@ from bench.common import ROOT
 
 WORDS_PER_MESSAGE = (20, 60)
 MESSAGES_PER_SESSION = (6, 40)
+REGENERATED = 0.01  # share of answers written a second time (a version of the chat)
 CHINESE = ["部署服务器", "数据库迁移", "配置文件", "日志分析", "性能优化", "用户权限", "缓存失效", "网络超时"]
 
 
@@ -75,7 +76,7 @@ def load(db: Path, n_messages: int, words: list[str], seed: int = 7) -> None:
     for name in schema.SQLITE_TRIGGERS:  # index once at the end, not row by row
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
     s_tpl, m_tpl = _row_template(conn, "knowledge_chatsession"), _row_template(conn, "knowledge_message")
-    del m_tpl["id"]  # let SQLite number the messages
+    next_id = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM knowledge_message").fetchone()[0]
     s_cols, m_cols = list(s_tpl), list(m_tpl)
     s_sql = f"INSERT INTO knowledge_chatsession ({', '.join(s_cols)}) VALUES ({', '.join('?' * len(s_cols))})"
     m_sql = f"INSERT INTO knowledge_message ({', '.join(m_cols)}) VALUES ({', '.join('?' * len(m_cols))})"
@@ -91,22 +92,32 @@ def load(db: Path, n_messages: int, words: list[str], seed: int = 7) -> None:
         sessions.append(tuple({**s_tpl, "id": sid, "title": title, "source": rng.choice(["web", "cli"]),
                                "started_at": stamp, "updated_at": stamp}[c] for c in s_cols))  # fmt: skip
         texts = rng.choices(words, cum_weights=cum, k=n * WORDS_PER_MESSAGE[1])
+        parents: list[int | None] = []
+        roles: list[str] = []
         for i in range(n):
             k = rng.randint(*WORDS_PER_MESSAGE)
             content = " ".join(texts[i * WORDS_PER_MESSAGE[1] : i * WORDS_PER_MESSAGE[1] + k])
             if rng.random() < 0.01:
                 content += " " + rng.choice(CHINESE) + "的问题"
             role, tool_name, tool_calls = ("user", "assistant")[i % 2], "", None
-            if rng.random() < 0.05:
+            # Each message follows the one before, as stored chats do; now and then an answer
+            # is regenerated: a second version of it (same parent), which the rest follows.
+            parent = next_id - 1 if i else None
+            if i >= 2 and roles[-1] == "assistant" and rng.random() < REGENERATED:
+                role, parent = "assistant", parents[-1]
+            elif rng.random() < 0.05:
                 role, tool_name = "tool", "terminal"
             elif role == "assistant" and rng.random() < 0.05:
                 args = json.dumps({"command": " ".join(rng.choices(words[100:2000], k=3))})
                 tool_calls = json.dumps(
                     [{"id": "c", "type": "function", "function": {"name": "terminal", "arguments": args}}]
                 )
-            msg = {**m_tpl, "session_id": sid, "role": role, "content": content, "tool_name": tool_name,
-                   "tool_calls": tool_calls, "created_at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(start + i))}  # fmt: skip
+            parents.append(parent)
+            roles.append(role)
+            msg = {**m_tpl, "id": next_id, "parent_id": parent, "session_id": sid, "role": role, "content": content,
+                   "tool_name": tool_name, "tool_calls": tool_calls, "created_at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(start + i))}  # fmt: skip
             messages.append(tuple(msg[c] for c in m_cols))
+            next_id += 1
         made += n
         if len(messages) >= 50_000:
             conn.executemany(s_sql, sessions)

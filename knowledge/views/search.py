@@ -103,12 +103,12 @@ def search_context(f: dict[str, Any]) -> dict[str, Any]:
 
 def _other_versions(chats: set[str]) -> set[int]:
     """The messages of these chats that are not in the version each chat shows. Only a chat with
-    a fork (a message answered or edited more than once) or a version chosen by hand has any: two
-    queries find those among the page's chats, and only their trees are loaded (not every hit's
-    chat's messages, a query or two per chat of the page)."""
+    a fork (a message answered or edited more than once) or a version chosen by hand has any:
+    one query finds the forks among the page's chats, one reads each chat's chosen leaf, and one
+    loads the trees of just the chats that can have another version, whatever the page holds."""
     if not chats:
         return set()
-    forked = (
+    forked = set(
         Message.objects.filter(session_id__in=chats)
         .order_by()
         .values("session_id", "parent_id")
@@ -116,8 +116,17 @@ def _other_versions(chats: set[str]) -> set[int]:
         .filter(n__gt=1)
         .values_list("session_id", flat=True)
     )
-    chosen = ChatSession.objects.filter(pk__in=chats, leaf__isnull=False).values_list("pk", flat=True)
-    return set().union(*(versions.off_path_of(chat) for chat in {*forked, *chosen}))
+    leaves = dict(ChatSession.objects.filter(pk__in=chats).values_list("pk", "leaf_id"))
+    versioned = forked | {chat for chat, leaf in leaves.items() if leaf is not None}
+    rows: dict[str, list[tuple[int, int | None, str]]] = {chat: [] for chat in versioned & leaves.keys()}
+    tree_rows = Message.objects.filter(session_id__in=rows).values_list("session_id", "id", "parent_id", "role")
+    for chat, pk, parent, role in tree_rows if rows else ():
+        rows[chat].append((pk, parent, role))
+    off: set[int] = set()
+    for chat, chat_rows in rows.items():
+        tree = versions.Tree.of(chat_rows)
+        off |= set(tree.parents) - set(tree.path(tree.leaf(leaves[chat])))
+    return off
 
 
 def _why_words_only() -> str:

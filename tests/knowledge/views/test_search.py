@@ -7,9 +7,12 @@ from datetime import timedelta
 from html import escape
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from knowledge import versions
 from knowledge.models import ChatSession, Message
 from knowledge.search import results as search_results
 
@@ -203,3 +206,34 @@ def test_a_hit_in_another_version_than_the_chat_shows_says_so(auth_client) -> No
     hits = {int(pk): "another version" in li for pk, li in re.findall(r'#m(\d+)">(.*?)</li>', body, re.S)}
     assert hits[first.pk] is True
     assert hits[shown.pk] is False and hits[kept.pk] is False
+
+
+def _regenerated_chat(word: str) -> tuple[Message, Message]:
+    """A chat whose answer was written twice: (first answer, second answer)."""
+    chat = _session(f"Regenerated {word}")
+    question = Message.objects.create(session=chat, role="user", content=f"{word} question")
+    first = Message.objects.create(session=chat, role="assistant", content=f"{word} first answer", parent=question)
+    second = Message.objects.create(session=chat, role="assistant", content=f"{word} second answer", parent=question)
+    return first, second
+
+
+def test_a_version_chosen_by_hand_is_the_one_shown(auth_client) -> None:
+    first, second = _regenerated_chat("wombat")
+    versions.choose(first.session, first.pk)
+    body = auth_client.get("/search/", {"q": "wombat"}).content.decode()
+    hits = {int(pk): "another version" in li for pk, li in re.findall(r'#m(\d+)">(.*?)</li>', body, re.S)}
+    assert hits == {first.pk: False, second.pk: True, first.parent_id: False}
+
+
+def test_hits_in_many_chats_with_versions_cost_no_more_queries_than_in_one(auth_client) -> None:
+    """Which hits lie in another version is found for the whole page at once, not chat by chat."""
+
+    def queries(word: str, chats: int) -> int:
+        for _ in range(chats):
+            _regenerated_chat(word)
+        with CaptureQueriesContext(connection) as seen:
+            body = auth_client.get("/search/", {"q": word}).content.decode()
+        assert body.count("another version</span>") == chats
+        return len(seen.captured_queries)
+
+    assert queries("capybara", 1) == queries("platypus", 6)  # 18 hits: one page
