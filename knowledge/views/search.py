@@ -11,7 +11,6 @@ from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -102,29 +101,27 @@ def search_context(f: dict[str, Any]) -> dict[str, Any]:
 
 
 def _other_versions(chats: set[str]) -> set[int]:
-    """The messages of these chats that are not in the version each chat shows. Only a chat with
-    a fork (a message answered or edited more than once) or a version chosen by hand has any:
-    one query finds the forks among the page's chats, one reads each chat's chosen leaf, and one
-    loads the trees of just the chats that can have another version, whatever the page holds."""
+    """The messages of these chats that are not in the version each chat shows. One query reads
+    the shape of the page's chats (each message's parent and role, and the chat's chosen leaf);
+    only a chat with a fork (a turn answered or edited more than once) or a version chosen by hand
+    can have any, and only those are walked."""
     if not chats:
         return set()
-    forked = set(
+    shapes: dict[str, list[tuple[int, int | None, str]]] = {}
+    leaves: dict[str, int | None] = {}
+    rows = (
         Message.objects.filter(session_id__in=chats)
         .order_by()
-        .values("session_id", "parent_id")
-        .annotate(n=Count("pk"))
-        .filter(n__gt=1)
-        .values_list("session_id", flat=True)
+        .values_list("session_id", "id", "parent_id", "role", "session__leaf_id")
     )
-    leaves = dict(ChatSession.objects.filter(pk__in=chats).values_list("pk", "leaf_id"))
-    versioned = forked | {chat for chat, leaf in leaves.items() if leaf is not None}
-    rows: dict[str, list[tuple[int, int | None, str]]] = {chat: [] for chat in versioned & leaves.keys()}
-    tree_rows = Message.objects.filter(session_id__in=rows).values_list("session_id", "id", "parent_id", "role")
-    for chat, pk, parent, role in tree_rows if rows else ():
-        rows[chat].append((pk, parent, role))
+    for chat, pk, parent, role, leaf in rows:
+        shapes.setdefault(chat, []).append((pk, parent, role))
+        leaves[chat] = leaf
     off: set[int] = set()
-    for chat, chat_rows in rows.items():
-        tree = versions.Tree.of(chat_rows)
+    for chat, shape in shapes.items():
+        if leaves[chat] is None and len({parent for _, parent, _ in shape}) == len(shape):
+            continue  # no two messages share a parent: one version, all of it shown
+        tree = versions.Tree.of(shape)
         off |= set(tree.parents) - set(tree.path(tree.leaf(leaves[chat])))
     return off
 
