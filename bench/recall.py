@@ -26,6 +26,7 @@ import math
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import threading
@@ -46,6 +47,8 @@ SCALES: dict[str, dict[str, Any]] = {
 DIMS = 384
 EMBED_DELAY = 0.03  # seconds the embedding server takes for a batch
 CLUSTERS = 2000
+CACHE = "BENCH_RECALL_CACHE"  # a folder to keep the built histories in, reused by later runs
+SIZES = "BENCH_RECALL_SIZES"  # history sizes searched, "200000,1000000" (the scale's when unset)
 
 
 def _vector(text: str) -> list[float]:
@@ -260,10 +263,106 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _history(tmp: Path, size: int, words: list[str]) -> tuple[Path, Path, int, float]:
+    """(home, database, vectors, seconds to build) of the synthetic history of `size` messages. With
+    BENCH_RECALL_CACHE set to a folder, a history built there before is used again (a million
+    messages take a while to build): the same seeds make the same one."""
+    from bench.search_data import load, migrate
+
+    cache = os.environ.get(CACHE)
+    home = Path(cache) / f"recall-{size}" if cache else tmp / f"home-{size}"
+    db = home / "dashboard.sqlite3"
+    done = home / "vectors.txt"
+    if done.exists():
+        return home, db, int(done.read_text(encoding="ascii")), 0.0
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    t = time.time()
+    migrate(home, db)
+    load(db, size, words)
+    vectors = _store_vectors(db, "bench")
+    done.write_text(str(vectors), encoding="ascii")
+    return home, db, vectors, time.time() - t
+
+
+def _search_figures_at(label: str, qs: list[str], on: Any, vectors: int) -> list[Figure]:
+    """Hybrid search with the index and with the exact scan, each against words only; what the
+    index finds against the exact scan; the process's first search and the index's build."""
+    from knowledge.search import meaning, search_messages
+
+    before = _rss_mb()
+    meaning.register(partial(_same, on))
+    t = time.perf_counter()
+    search_messages(qs[0])
+    load_ms = (time.perf_counter() - t) * 1000
+    t = time.perf_counter()
+    indexed = meaning.settle("bench")  # built on a thread of its own; searches scan exactly until then
+    index_ms = (time.perf_counter() - t) * 1000
+    held, rss = meaning.memory_bytes() / 1e6, _rss_mb() - before
+    by_index, by_scan, found = _timed(qs, on)
+    recall, lowest = _recall_at_20(qs, on)
+    figures = []
+    for out, how in ((by_index, "index" if indexed else "exact scan: no index"), (by_scan, "exact scan")):
+        f = figure_from("13", f"hybrid search_messages ({how}) @{label}", "ms", out, reference="words only, same query")
+        added = f"+{(f.median or 0) - (f.ref_median or 0):.1f} ms median, +{(f.p95 or 0) - (f.ref_p95 or 0):.1f} ms p95"
+        f.result = f"{added}; {found} of {len(qs)} queries got hits by meaning"
+        figures.append(f)
+    quality = Figure("13", f"hits by meaning, index against exact scan @{label}", "recall@20", recall)
+    quality.result = f"recall@20 {recall:.3f} (lowest query {lowest:.2f}) over {len(qs)} queries"
+    load_f = Figure("13", f"first search of a process (loads the vectors) @{label}", "ms", load_ms)
+    load_f.result = (
+        f"vectors and index held: {held:.0f} MB ({held * 1e6 / max(vectors, 1):.0f} B each); RssAnon +{rss:.0f} MB; "
+        f"index built {index_ms / 1000:.1f} s later on its own thread"
+    )
+    return [*figures, quality, load_f]
+
+
+def _timed(qs: list[str], on: Any) -> tuple[Samples, Samples, int]:
+    """Each query by the index, by the exact scan and by words only, in turns (the order rotates)."""
+    from knowledge.search import meaning, search_messages
+
+    nearest = meaning.nearest
+    by_index, by_scan, words = Samples(), Samples(), list[float]()
+    found = 0
+    sides: list[tuple[str, list[float]]] = [("index", by_index.product), ("scan", by_scan.product), ("words", words)]
+    for i, q in enumerate(qs):
+        for how, into in sides[i % 3 :] + sides[: i % 3]:
+            meaning.register(partial(_same, meaning.WORDS_ONLY if how == "words" else on))
+            meaning.nearest = partial(nearest, exact=True) if how == "scan" else nearest
+            t = time.perf_counter()
+            page = search_messages(q)
+            into.append((time.perf_counter() - t) * 1000)
+            found += how == "index" and any(h.by_meaning for h in page.results)
+    meaning.nearest = nearest
+    by_index.reference = by_scan.reference = words
+    return by_index, by_scan, found
+
+
+def _recall_at_20(qs: list[str], on: Any) -> tuple[float, float]:
+    """Mean and lowest share of the exact scan's 20 nearest that the index finds too (the hits by
+    meaning a search shows, before they join the hits by words)."""
+    from knowledge.search import meaning
+    from knowledge.search.filters import Filters
+    from knowledge.search.hybrid import MEANING_HITS
+
+    shares = []
+    for q in qs:
+        found = meaning.query_vector(q)
+        if found is None:
+            continue
+        space, v = found
+        exact = {n.message_id for n in meaning.nearest(space, v, Filters(), MEANING_HITS, exact=True)[:20]}
+        got = {n.message_id for n in meaning.nearest(space, v, Filters(), MEANING_HITS)[:20]}
+        if exact:
+            shares.append(len(exact & got) / len(exact))
+    return (sum(shares) / len(shares), min(shares)) if shares else (float("nan"), float("nan"))
+
+
 def search_figures(scale: str) -> list[Figure]:
-    from bench.search_data import load, migrate, queries, vocabulary
+    from bench.search_data import queries, vocabulary
 
     cfg = SCALES[scale]
+    sizes = [int(n) for n in os.environ.get(SIZES, "").split(",") if n] or cfg["sizes"]
     tmp = temp_home()
     os.environ.pop("DATABASE_URL", None)
     os.environ.update(HERMES_HOME=str(tmp), HERMES_DB=str(tmp / "unused.sqlite3"))
@@ -273,63 +372,28 @@ def search_figures(scale: str) -> list[Figure]:
     django.setup()
     from django.db import connection
 
-    from knowledge.search import meaning, search_messages
+    from knowledge.search import meaning
     from knowledge.search import top as search_top
     from knowledge.search.backends import backend
 
     words = vocabulary()
     qs = queries(words, cfg["queries"])
     figures: list[Figure] = []
-    for size in cfg["sizes"]:
-        home = tmp / f"home-{size}"
-        home.mkdir()
-        db = home / "dashboard.sqlite3"
-        migrate(home, db)
-        t = time.time()
-        load(db, size, words)
-        vectors = _store_vectors(db, "bench")
-        build = time.time() - t
+    for size in sizes:
+        home, db, vectors, build = _history(tmp, size, words)
         connection.close()
         connection.settings_dict["NAME"] = str(db)
         with connection.cursor() as cur:
             search_top.rebuild_lists(cur, backend().top)
         centroids = np.load(db.with_suffix(".centroids.npy"))
         on = meaning.Embedder("bench", "", _query_embedder(centroids))
-        before = _rss_mb()
-        meaning.register(partial(_same, on))
-        t = time.perf_counter()
-        search_messages(qs[0])
-        load_ms = (time.perf_counter() - t) * 1000
-        held = meaning.memory_bytes() / 1e6
-        rss = _rss_mb() - before
-        out = Samples()
-        found = 0
-        for i, q in enumerate(qs):
-            sides = [(True, out.product), (False, out.reference)]
-            for with_meaning, into in sides if i % 2 == 0 else reversed(sides):
-                meaning.register(partial(_same, on if with_meaning else meaning.WORDS_ONLY))
-                t = time.perf_counter()
-                page = search_messages(q)
-                into.append((time.perf_counter() - t) * 1000)
-                found += with_meaning and any(h.by_meaning for h in page.results)
         label = f"{size:,} messages ({vectors:,} vectors)"
-        f = figure_from("13", f"hybrid search_messages @{label}", "ms", out, reference="words only, same query")
-        f.result = (
-            f"+{(f.median or 0) - (f.ref_median or 0):.1f} ms median, +{(f.p95 or 0) - (f.ref_p95 or 0):.1f} ms p95; "
-            f"{found} of {len(qs)} queries got hits by meaning"
-        )
-        f.notes = f"history and vectors built in {build:.0f}s; database {db.stat().st_size / 1e6:.0f} MB"
-        figures.append(f)
-        load_f = Figure("13", f"first search of a process (loads the vectors) @{label}", "ms", load_ms)
-        load_f.result = (
-            f"vectors held: {held:.0f} MB int8 ({held * 1e6 / max(vectors, 1):.0f} B each); RssAnon +{rss:.0f} MB"
-        )
-        figures.append(load_f)
+        figures += _search_figures_at(label, qs, on, vectors)
+        figures[-4].notes = f"history and vectors built in {build:.0f}s; database {db.stat().st_size / 1e6:.0f} MB"
         connection.close()
         meaning._spaces.clear()
-        import shutil
-
-        shutil.rmtree(home, ignore_errors=True)
+        if not os.environ.get(CACHE):
+            shutil.rmtree(home, ignore_errors=True)
     return figures
 
 

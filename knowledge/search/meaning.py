@@ -3,11 +3,16 @@ record 24).
 
 The vectors are in the database (knowledge/vectors.py), written in the background by
 agent/recall.py. Each process keeps the vectors of the model in use in memory as int8 (384 bytes
-a message for a 384-dimension model), appends the new ones before each search, and scans them
-exactly: every vector is scored. The best candidates are then read again from the database —
-which drops messages deleted or filtered out, and rescores them exactly in float32 — so the
-in-memory copy only has to be a superset. No BLAS: its threads, on a machine whose cores are busy,
-made the same scan ten times slower.
+a message for a 384-dimension model) and appends the new ones before each search. Up to
+EXACT_BELOW vectors it scans them exactly: every vector is scored. Above, an approximate index
+(knowledge/search/nearest_index.py: k-means lists, as IVF) is built on a thread of its own, and a
+search scores only the vectors of the lists nearest to the query, plus those appended since the
+index was built; until the first index is ready, and whenever one is being rebuilt, the search
+uses what it has (the exact scan, or the older index and an exact scan of what it lacks). The best
+candidates are then read again from the database — which drops messages deleted or filtered out,
+and rescores them exactly in float32 — so the in-memory copy only has to be a superset. The scan
+itself is int8 summed in int32, not BLAS: its threads, on a machine whose cores are busy, made the
+same scan ten times slower.
 
 This package never calls a model server: the agent registers the one that embeds a query
 (`register`, from agent/apps.py), as it registers the appliers of approved writes.
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +30,9 @@ import numpy as np
 from django.db import connection
 
 from knowledge.models import Message
+from knowledge.search import nearest_index
 from knowledge.search.filters import Filters, filter_sql
+from knowledge.search.nearest_index import ListIndex
 from knowledge.search.schema import MESSAGES, SESSIONS
 from knowledge.vectors import MessageVector, RecallProgress, Vector, unpack
 
@@ -38,6 +45,9 @@ CANDIDATES = 400  # nearest by the int8 scan, rescored exactly and filtered in o
 ROUNDS = 4  # further blocks of candidates read when filters leave too few
 LOAD_CHUNK = 20000  # vectors read and quantized at a time when a process loads them
 ROLES = ("user", "assistant")  # the messages that are embedded: what the person and the agent said
+EXACT_BELOW = 50000  # vectors scanned exactly (about 20 ms); from this many on, an index is built
+RETRAIN_GROWTH = 4  # the index is trained again when the vectors have grown this many times
+FILE_AFTER = 5000  # vectors appended since the index was built that are filed in a newer one
 
 
 @dataclass(frozen=True)
@@ -90,13 +100,20 @@ class _Space:
     """The int8 copy of one model's vectors held by this process."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.generation = 0  # counts the times the copy started again: an older index is dropped
+        self.builder: threading.Thread | None = None
+        self._clear()
+
+    def _clear(self) -> None:
         self.ids = np.empty(0, dtype=np.int64)
         self.codes = np.empty((0, 0), dtype=np.int8)
         self._ids_buf = self.ids
         self._codes_buf = self.codes
         self.last_id = 0
         self.written = -1  # RecallProgress.embedded when last read: a smaller one means start again
-        self.lock = threading.Lock()
+        self.index: ListIndex | None = None  # of the first index.covered vectors
+        self.generation += 1
 
     @property
     def nbytes(self) -> int:
@@ -107,7 +124,7 @@ class _Space:
         progress = RecallProgress.objects.filter(model=space).values_list("embedded", flat=True).first()
         written = int(progress or 0)
         if written < self.written:  # rows went away (a restored database, a test's rollback)
-            self.__init__()  # type: ignore[misc]
+            self._clear()
         if written == self.written:
             return
         rows = MessageVector.objects.filter(model=space, message_id__gt=self.last_id).order_by("message_id")
@@ -148,6 +165,37 @@ class _Space:
         self._ids_buf[n : n + k], self._codes_buf[n : n + k] = ids, codes
         self.ids, self.codes = self._ids_buf[: n + k], self._codes_buf[: n + k]
 
+    def keep_index(self) -> None:
+        """Start building a newer index on a thread of its own when one is due (never more than one
+        at a time): the first once there are EXACT_BELOW vectors, a retrained one when they have
+        grown RETRAIN_GROWTH times, or the same lists with FILE_AFTER appended vectors filed.
+        Training a million vectors takes tens of seconds: never on a search's time."""
+        if self.builder is not None and self.builder.is_alive():
+            return
+        n, index, codes = len(self.ids), self.index, self.codes
+        work: Callable[[], ListIndex]
+        if n < EXACT_BELOW:
+            return
+        if index is None or n >= RETRAIN_GROWTH * index.trained:
+            work = lambda: nearest_index.train(codes)  # noqa: E731
+        elif n - index.covered >= FILE_AFTER:
+            work = lambda: index.extended(codes)  # noqa: E731
+        else:
+            return
+        self.builder = threading.Thread(target=self._build, args=(work, self.generation), daemon=True)
+        self.builder.start()
+
+    def _build(self, work: Callable[[], ListIndex], generation: int) -> None:
+        index = work()
+        with self.lock:
+            if generation == self.generation:  # not a copy started again meanwhile
+                self.index = index
+
+    def settle(self) -> None:
+        """Wait for the index being built, if one is."""
+        if self.builder is not None:
+            self.builder.join()
+
 
 def _quantized(raw: bytearray, width: int) -> np.ndarray[Any, Any]:
     floats = np.frombuffer(bytes(raw), dtype="<f4").reshape(-1, width // 4)
@@ -178,7 +226,15 @@ def _space(name: str) -> _Space:
 
 def memory_bytes() -> int:
     """What the in-memory vectors of this process take."""
-    return sum(s.nbytes for s in _spaces.values())
+    return sum(s.nbytes + (s.index.nbytes if s.index else 0) for s in _spaces.values())
+
+
+def settle(space: str) -> bool:
+    """Wait until the index being built for `space`'s vectors, if any, is in use; True when
+    searches use an index (the benchmark measures them once it is)."""
+    held = _space(space)
+    held.settle()
+    return held.index is not None
 
 
 @dataclass(frozen=True)
@@ -189,24 +245,32 @@ class Near:
 
 
 def nearest(
-    space: str, q: Vector, filters: Filters, limit: int, *, leave_out_sql: list[tuple[str, list[Any]]] | None = None
+    space: str,
+    q: Vector,
+    filters: Filters,
+    limit: int,
+    *,
+    leave_out_sql: list[tuple[str, list[Any]]] | None = None,
+    exact: bool = False,
 ) -> list[Near]:
     """The `limit` messages nearest to `q` (a unit vector of `space`) that pass `filters`, nearest
     first, none below MIN_SIMILARITY. `leave_out_sql`: SQL selecting ids of messages that must
-    not be found (an exclusion's matches)."""
+    not be found (an exclusion's matches). `exact`: scan every vector even when an index is built
+    (what the index is measured against)."""
     held = _space(space)
     with held.lock:  # the refresh only: the arrays are replaced, never changed, so scans run side by side
         held.refresh(space)
-        ids, codes = held.ids, held.codes
+        held.keep_index()
+        ids, codes, index = held.ids, held.codes, held.index
     if not len(ids) or codes.shape[1] != len(q):
         return []
-    approx = _scores(codes, q)
-    # A margin under the threshold: the int8 score may be a little under the exact one.
-    above = np.flatnonzero(approx >= MIN_SIMILARITY - 0.02)
-    ranked_ids = ids[above[np.argsort(-approx[above], kind="stable")]]
+    waves = _waves(ids, codes, None if exact else index, q)
+    pending = np.empty(0, dtype=np.int64)
     found: list[Near] = []
-    for block in range(ROUNDS):
-        candidates = [int(i) for i in ranked_ids[block * CANDIDATES : (block + 1) * CANDIDATES]]
+    for _ in range(ROUNDS):
+        if not len(pending):  # the next lists only when the nearer ones have all been read
+            pending = next(waves, pending)
+        candidates, pending = [int(i) for i in pending[:CANDIDATES]], pending[CANDIDATES:]
         if not candidates:
             break
         found += _checked(space, q, candidates, filters, leave_out_sql or [])
@@ -214,6 +278,32 @@ def nearest(
             break
     found.sort(key=lambda n: -n.similarity)
     return found[:limit]
+
+
+def _waves(
+    ids: np.ndarray[Any, Any], codes: np.ndarray[Any, Any], index: ListIndex | None, q: Vector
+) -> Iterator[np.ndarray[Any, Any]]:
+    """The ids worth reading again, nearest first, in waves: without an index all in one; with one,
+    those of the lists nearest to `q` and the vectors the index lacks, then further lists."""
+    if index is None:
+        yield _ranked(ids, codes, q, np.arange(len(ids)))
+        return
+    lacking = np.arange(index.covered, len(ids))
+    for positions in index.waves(q):
+        yield _ranked(ids, codes, q, np.concatenate([positions, lacking]) if len(lacking) else positions)
+        lacking = lacking[:0]
+
+
+def _ranked(
+    ids: np.ndarray[Any, Any], codes: np.ndarray[Any, Any], q: Vector, positions: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any]:
+    """The ids at `positions` whose approximate score may reach MIN_SIMILARITY, nearest first."""
+    whole = len(positions) == len(ids)  # every vector: scanned in place, not gathered
+    approx = _scores(codes if whole else codes[positions], q)
+    # A margin under the threshold: the int8 score may be a little under the exact one.
+    above = np.flatnonzero(approx >= MIN_SIMILARITY - 0.02)
+    chosen = above[np.argsort(-approx[above], kind="stable")]
+    return ids[chosen if whole else positions[chosen]]
 
 
 def _checked(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
@@ -14,7 +15,8 @@ from agent import recall
 from knowledge.models import ChatSession, Message
 from knowledge.search import meaning as search_meaning
 from knowledge.search import search_messages, search_sessions
-from knowledge.vectors import MessageVector, RecallProgress
+from knowledge.search.filters import Filters
+from knowledge.vectors import MessageVector, RecallProgress, pack
 from tests.conftest import write_config
 from tests.fakellm import ScriptedLLM
 
@@ -190,3 +192,104 @@ def test_a_message_embedded_after_a_search_is_found_by_the_next(embedding):
     _chat(FLAKY)
     _embed_all()
     assert [h.snippet for h in search_messages("unreliable CI tests").results] == [FLAKY]
+
+
+# -- the approximate index, over many vectors written straight into the table -----------------------
+
+SPACE_DIMS = 32
+
+
+def _stored(space: str, vectors: np.ndarray, *, private: bool = False, role: str = "user") -> list[int]:
+    """A chat whose messages have `vectors` in `space`; the background work's count set as it would be."""
+    session = ChatSession.objects.create(title="", private=private)
+    made = Message.objects.bulk_create(
+        Message(session=session, role=role, content=f"m{i}") for i in range(len(vectors))
+    )
+    MessageVector.objects.bulk_create(
+        MessageVector(message=m, model=space, vector=pack(v)) for m, v in zip(made, vectors, strict=True)
+    )
+    RecallProgress.objects.update_or_create(
+        model=space, defaults={"embedded": MessageVector.objects.filter(model=space).count()}
+    )
+    return [m.pk for m in made]
+
+
+def _topics(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((12, SPACE_DIMS))
+    v = centres[rng.integers(0, 12, n)] + 0.5 * rng.standard_normal((n, SPACE_DIMS))
+    return v / np.linalg.norm(v, axis=1, keepdims=True), centres
+
+
+def _near(centre: np.ndarray, seed: int) -> np.ndarray:
+    v = centre + 0.5 * np.random.default_rng(seed).standard_normal(SPACE_DIMS)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+@pytest.fixture
+def small_index(monkeypatch):
+    """An index from a few hundred vectors on (as from fifty thousand in use)."""
+    monkeypatch.setattr(search_meaning, "EXACT_BELOW", 300)
+    monkeypatch.setattr(search_meaning, "FILE_AFTER", 50)
+
+
+def test_the_index_finds_what_the_exact_scan_finds(small_index):
+    vectors, centres = _topics(1200, seed=1)
+    _stored("topics", vectors)
+    search_meaning.nearest("topics", _near(centres[0], 0), Filters(), 20)  # loads, and starts the index
+    assert search_meaning.settle("topics")
+    for i in range(12):
+        q = _near(centres[i], 10 + i)
+        by_index = search_meaning.nearest("topics", q, Filters(), 20)
+        assert by_index == search_meaning.nearest("topics", q, Filters(), 20, exact=True)
+        assert len(by_index) == 20
+
+
+def test_filters_and_private_chats_still_hold_with_the_index(small_index):
+    vectors, centres = _topics(1200, seed=2)
+    secret = set(_stored("filtered", vectors[:400], private=True))
+    answers = set(_stored("filtered", vectors[400:800], role="assistant"))
+    _stored("filtered", vectors[800:])
+    search_meaning.nearest("filtered", _near(centres[0], 0), Filters(), 20)
+    assert search_meaning.settle("filtered")
+    for i in range(12):
+        q = _near(centres[i], 20 + i)
+        found = search_meaning.nearest("filtered", q, Filters(roles=["assistant"], without_private=True), 20)
+        assert found and {n.message_id for n in found} <= answers
+        assert found == search_meaning.nearest(
+            "filtered", q, Filters(roles=["assistant"], without_private=True), 20, exact=True
+        )
+        everyone = search_meaning.nearest("filtered", q, Filters(without_private=True), 40)
+        assert not {n.message_id for n in everyone} & secret
+        assert all(n.similarity >= search_meaning.MIN_SIMILARITY for n in everyone)
+
+
+def test_vectors_embedded_after_the_index_are_found_and_filed(small_index):
+    vectors, centres = _topics(1200, seed=3)
+    _stored("growing", vectors)
+    search_meaning.nearest("growing", _near(centres[0], 0), Filters(), 20)
+    assert search_meaning.settle("growing")
+    fresh = np.random.default_rng(4).standard_normal(SPACE_DIMS)  # a topic the index never saw
+    new = _stored("growing", np.stack([_near(fresh, 100 + k) for k in range(60)]))
+    q = _near(fresh, 999)
+    assert {n.message_id for n in search_meaning.nearest("growing", q, Filters(), 20)} <= set(new)  # not filed yet
+    assert search_meaning.settle("growing")  # 60 appended: filed in a newer index
+    found = search_meaning.nearest("growing", q, Filters(), 20)
+    assert len(found) == 20 and {n.message_id for n in found} <= set(new)
+
+
+def test_a_grown_copy_is_indexed_again_and_finds_the_same(small_index):
+    vectors, centres = _topics(1600, seed=5)
+    _stored("retrained", vectors[:300])
+    search_meaning.nearest("retrained", _near(centres[0], 0), Filters(), 20)
+    assert search_meaning.settle("retrained")
+    _stored("retrained", vectors[300:])  # more than four times as many: trained again
+    search_meaning.nearest("retrained", _near(centres[0], 0), Filters(), 20)
+    assert search_meaning.settle("retrained")
+    index = search_meaning._space("retrained").index
+    assert index is not None and index.trained == 1600
+    for i in range(12):
+        q = _near(centres[i], 40 + i)
+        assert search_meaning.nearest("retrained", q, Filters(), 20) == search_meaning.nearest(
+            "retrained", q, Filters(), 20, exact=True
+        )
