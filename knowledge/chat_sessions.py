@@ -16,16 +16,20 @@ from typing import Any
 
 from django.db import models
 
+from knowledge.compiled_query import RowUpdate
 from knowledge.history.workers import IN_QUEUE
+
+# Every turn takes its session's lease and gives it back (and a slow one renews it): a session
+# row by its id and its holder ("": nobody), the SQL compiled once (knowledge/compiled_query.py).
+_BY_HOLDER = RowUpdate(("pk", "turn_worker"))
 
 
 class ChatSessionQuerySet(models.QuerySet[Any]):
     # -- the running turn's lease (knowledge/history/turns.py) --------------------------------
     def claim_free_turn(self, pk: str, worker: str, now: datetime, until: datetime) -> bool:
         """Take a session nobody holds a turn of, in one statement: the usual case of a turn."""
-        return bool(
-            self.filter(pk=pk, turn_worker="").update(turn_worker=worker, turn_started_at=now, turn_lease_until=until)
-        )
+        taken = {"turn_worker": worker, "turn_started_at": now, "turn_lease_until": until}
+        return bool(_BY_HOLDER.run(self.model, (pk, ""), taken))
 
     def take_turn(self, pk: str, worker: str, now: datetime, until: datetime) -> None:
         """Take the turn whatever the row says: the caller holds the row locked and found the
@@ -34,7 +38,7 @@ class ChatSessionQuerySet(models.QuerySet[Any]):
 
     def renew_turn(self, pk: str, worker: str, until: datetime) -> None:
         """Extend the lease of a turn `worker` still holds (a lost one stays lost)."""
-        self.filter(pk=pk, turn_worker=worker).update(turn_lease_until=until)
+        _BY_HOLDER.run(self.model, (pk, worker), {"turn_lease_until": until})
 
     def renew_turns(self, pks: Iterable[str], worker: str, until: datetime) -> int:
         """Extend the leases `worker` still holds among these sessions; how many it held."""
@@ -43,7 +47,7 @@ class ChatSessionQuerySet(models.QuerySet[Any]):
     def release_turn(self, pk: str, worker: str) -> None:
         """The turn ended: free the session if `worker` still holds it. The start is cleared too,
         which tells a watching socket the turn ended rather than was lost."""
-        self.filter(pk=pk, turn_worker=worker).update(turn_worker="", turn_lease_until=None, turn_started_at=None)
+        _BY_HOLDER.run(self.model, (pk, worker), {"turn_worker": "", "turn_lease_until": None, "turn_started_at": None})
 
     def give_up_turn(self, pk: str, worker: str, started_at: datetime | None) -> bool:
         """Free the turn `worker` started at `started_at`, found lost (its lease ran out, its

@@ -1,9 +1,11 @@
-"""A one-row read of a chat that runs on every turn, its SQL compiled by the ORM once per process.
+"""Reads and writes of a chat's row that run on every turn, their SQL compiled by the ORM once per process.
 
 Building and compiling a queryset costs far more CPU than SQLite spends answering it (0.25 ms for
-the turn's row, 0.4 ms for the title and review check with its subquery); the turn path runs two
-such reads every turn. The ORM still writes the SQL, once per database, with a placeholder where
-the session id goes; each read runs that SQL with the id in its place.
+the turn's row, 0.4 ms for the title and review check with its subquery, 0.3 ms for the session
+UPDATE each stored message makes); the turn path runs two such reads and four such writes every
+turn (the lease taken and given back, the question and the answer stored). The ORM still writes
+the SQL, once per database (and, for an UPDATE, per set of columns), with placeholders where the
+values go; each run binds them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.db import connections, models, router
+from django.db import connections, models, router, transaction
+from django.db.models import F, Value
+from django.db.models.expressions import CombinedExpression
+from django.db.models.sql import UpdateQuery
 
 # Stands for the session id while the query is compiled (no session has it: ids are hex).
 _SESSION = "session id"
@@ -40,3 +45,96 @@ class SessionRowQuery:
             cursor.execute(sql, (*params[:at], session_id, *params[at + 1 :]))
             row: tuple[Any, ...] | None = cursor.fetchone()
             return row
+
+
+# The kinds of value one column of an UPDATE takes: its SQL differs by kind, not by value.
+_NULL, _VALUE, _ADD = "null", "value", "add"
+
+
+def _kind(column: str, value: Any) -> str | None:
+    """How `value` is written into `column`: None for anything but a plain value, NULL, or
+    `F(column) + n` (a count that concurrent writers add to), which the ORM writes each time."""
+    if value is None:
+        return _NULL
+    if isinstance(value, CombinedExpression):
+        added = (
+            value.connector == CombinedExpression.ADD
+            and isinstance(value.lhs, F)
+            and value.lhs.name == column
+            and isinstance(value.rhs, Value)
+            and type(value.rhs.value) is int
+        )
+        return _ADD if added else None
+    if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
+        return None
+    return _VALUE
+
+
+Shape = tuple[str, str, tuple[tuple[str, str | None], ...]]
+
+
+class RowUpdate:
+    """UPDATE of a model's rows where the columns `where` equal the given values (the primary
+    key: "pk"): `run(model, values, columns)` sets `columns` as `QuerySet.update` would, the SQL
+    compiled by the ORM once per model, database and shape (which columns, and whether each is a
+    value, NULL or `F(column) + n`). Each run binds its values as the ORM does (the field's own
+    conversion); the first run of a shape checks that they are the ORM's own parameters, and a
+    shape whose parameters differ (a field the ORM writes another way) keeps going through it."""
+
+    def __init__(self, where: tuple[str, ...] = ("pk",)) -> None:
+        self.where = where
+        self._sql: dict[Shape, str | None] = {}  # None: this shape goes through the ORM
+
+    def run(self, model: type[models.Model], values: tuple[Any, ...], columns: dict[str, Any]) -> int:
+        """How many rows were updated."""
+        alias = router.db_for_write(model)
+        shape: Shape = (model._meta.label, alias, tuple((c, _kind(c, v)) for c, v in columns.items()))
+        if any(kind is None for _, kind in shape[2]):
+            return self._orm(model, values, columns)
+        sql = self._sql.get(shape, "")
+        connection = connections[alias]
+        params = self._params(model, connection, values, columns)
+        if sql == "":
+            sql = self._sql[shape] = self._compile(model, alias, values, columns, params)
+        if sql is None:
+            return self._orm(model, values, columns)
+        with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return int(cursor.rowcount)
+
+    def _orm(self, model: type[models.Model], values: tuple[Any, ...], columns: dict[str, Any]) -> int:
+        return int(model._default_manager.filter(**dict(zip(self.where, values, strict=True))).update(**columns))
+
+    def _params(
+        self, model: type[models.Model], connection: Any, values: tuple[Any, ...], columns: dict[str, Any]
+    ) -> list[Any]:
+        """The SET values (NULLs are written in the SQL), then the WHERE values: as the ORM binds them."""
+        params: list[Any] = []
+        for column, value in columns.items():
+            if isinstance(value, CombinedExpression):
+                params.append(value.rhs.value)
+            elif value is not None:
+                params.append(_field(model, column).get_db_prep_save(value, connection=connection))
+        for column, value in zip(self.where, values, strict=True):
+            field = _field(model, column)
+            params.append(field.get_db_prep_value(field.get_prep_value(value), connection, prepared=True))
+        return params
+
+    def _compile(
+        self, model: type[models.Model], alias: str, values: tuple[Any, ...], columns: dict[str, Any], params: list[Any]
+    ) -> str | None:
+        """The ORM's SQL for this shape, if the parameters bound above are the ORM's own."""
+        # The WHERE clause in the given order (filter(**kwargs) would sort the names).
+        conditions = [models.Q((column, value)) for column, value in zip(self.where, values, strict=True)]
+        query = model._default_manager.filter(*conditions).query.chain(UpdateQuery)
+        query.add_update_values(columns)
+        sql, orm_params = query.get_compiler(alias).as_sql()
+        return str(sql) if list(orm_params) == params else None
+
+
+def _field(model: type[models.Model], name: str) -> Any:
+    return model._meta.pk if name == "pk" else model._meta.get_field(name)
+
+
+# The updates of one row by its primary key.
+BY_PK = RowUpdate()

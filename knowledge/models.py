@@ -25,6 +25,7 @@ from knowledge.attachments import MessageAttachment, api_dicts  # noqa: F401  (t
 from knowledge.capabilities import ModelCapabilities  # noqa: F401  (its own module; registered from here)
 from knowledge.chat_sessions import ChatSessionQuerySet
 from knowledge.chat_tags import ChatTag
+from knowledge.compiled_query import BY_PK
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
@@ -156,14 +157,15 @@ class ChatSession(models.Model):
     @classmethod
     def record_message(cls, pk: str, columns: dict[str, Any]) -> None:
         """The counters, leaf, title and `updated_at` that one stored message changes
-        (agent/chat/records.py builds them, with F() so concurrent counts add up)."""
-        cls.objects.filter(pk=pk).update(**columns)
+        (agent/chat/records.py builds them, with F() so concurrent counts add up); its SQL
+        compiled once per set of columns (knowledge/compiled_query.py): a turn runs it twice."""
+        BY_PK.run(cls, (pk,), columns)
 
     @classmethod
     def count_usage(cls, pk: str, usage: dict[str, Any]) -> None:
         """What a model call that stored no message changes: its tokens (agent/chat/records.py
         usage_updates) and the nudge counters."""
-        cls.objects.filter(pk=pk).update(**usage)
+        BY_PK.run(cls, (pk,), usage)
 
     @classmethod
     def record_continued(cls, pk: str, columns: dict[str, Any], when: datetime) -> None:
@@ -174,7 +176,7 @@ class ChatSession(models.Model):
     @classmethod
     def save_counters(cls, pk: str, turns_since_memory: int, iters_since_skill: int) -> None:
         """The learning loop's nudge counters, so a restart does not lose them."""
-        cls.objects.filter(pk=pk).update(turns_since_memory=turns_since_memory, iters_since_skill=iters_since_skill)
+        BY_PK.run(cls, (pk,), {"turns_since_memory": turns_since_memory, "iters_since_skill": iters_since_skill})
 
     @classmethod
     def mark_ended(cls, pk: str, reason: str, when: datetime) -> None:
