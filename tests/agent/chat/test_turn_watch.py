@@ -51,13 +51,18 @@ class Tab:
     async def _read(self) -> None:
         while True:
             message = await self._layer.receive(self._channel)
+            if message["type"] == "tab.closed":
+                return
             await getattr(self.watch, "on_" + message["type"].replace(".", "_"))(message)
 
     async def close(self) -> None:
         self.watch.end()
         await self.watch.leave()
+        # The reader ends on a message of its own, not cancelled in its receive: with the Redis
+        # layer that was seen to leave the layer's receive lock held for the next test's loop.
+        await self._layer.send(self._channel, {"type": "tab.closed"})
         assert self._reader is not None
-        self._reader.cancel()
+        await self._reader
 
 
 async def _until(condition: Callable[[], bool]) -> None:
