@@ -25,6 +25,21 @@ def to_datetime(value: Any) -> datetime | None:
     return dt
 
 
+def iso_time(value: datetime | None) -> str:
+    """`value` in the current time zone, ISO 8601 (a <time datetime>): what Django's date filter
+    writes for "c", at a fraction of its cost (a page of hits writes two times per row)."""
+    return timezone.localtime(value).isoformat() if value is not None else ""
+
+
+def shown_time(value: datetime | None) -> str:
+    """`value` in the current time zone as the search page shows it: Django's date filter's
+    "Y-m-d H:i", without the filter's format machinery."""
+    if value is None:
+        return ""
+    t = timezone.localtime(value)
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}"
+
+
 @dataclass
 class MessageHit:
     message_id: int
@@ -36,6 +51,14 @@ class MessageHit:
     snippet: str
     by_meaning: bool = False  # found by meaning only: its words do not match the query
 
+    @property
+    def created_iso(self) -> str:
+        return iso_time(self.created_at)
+
+    @property
+    def created_shown(self) -> str:
+        return shown_time(self.created_at)
+
 
 @dataclass
 class TitleHit:
@@ -46,6 +69,14 @@ class TitleHit:
     source: str
     updated_at: datetime | None
     started_at: datetime | None = None
+
+    @property
+    def updated_iso(self) -> str:
+        return iso_time(self.updated_at)
+
+    @property
+    def updated_shown(self) -> str:
+        return shown_time(self.updated_at)
 
 
 @dataclass

@@ -329,3 +329,22 @@ def test_ranking_is_exact_over_all_hits_not_just_the_newest(monkeypatch: pytest.
         assert all(HIGHLIGHT_START in hit.snippet for hit in page.results)
         assert [h.message_id for h in search_sessions("zookeeper", limit=2)] == [strong.id, weak[0].id]
         assert _ids(search_messages("zookeeper", roles=["user"], limit=50).results) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    moment=st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)),
+    zone=st.sampled_from(["UTC", "Asia/Kolkata", "America/St_Johns", "Pacific/Chatham"]),
+)
+def test_a_hits_time_is_written_as_the_date_filter_would(moment: datetime, zone: str) -> None:
+    """The search page writes its times without Django's date filter (it costs more than the rest
+    of a row), in the same words, in whatever time zone is current."""
+    from django.template import Context, Template
+    from django.utils import timezone
+
+    written = Template("""{{ t|date:'c' }}|{{ t|date:"Y-m-d H:i" }}""")
+    with timezone.override(zone):
+        expected = written.render(Context({"t": moment}))
+        assert f"{search_results.iso_time(moment)}|{search_results.shown_time(moment)}" == expected
+    assert search_results.iso_time(None) == search_results.shown_time(None) == ""
+    assert written.render(Context({"t": None})) == "|"
