@@ -340,6 +340,8 @@ class ProviderManager:
         """The results of `pending` in order, None for one that failed or did not come within the
         budget (one deadline for all); a call still running past it is recorded as slow and left
         to finish on its own."""
+        if not pending:
+            return []  # no provider: nothing to wait for, and no config read for the budget
         budget = self.budget()
         deadline = time.monotonic() + budget
         out = []
