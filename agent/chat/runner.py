@@ -176,6 +176,7 @@ class AgentSession:
         self.interrupt = threading.Event()
         self._turn_lock = threading.Lock()
         self._recalled: list[dict[str, Any]] = []  # what the providers recalled for the running turn
+        self._answered = titles.AnsweredBefore()  # whether a turn is the chat's first exchange (its title)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -381,7 +382,7 @@ class AgentSession:
         if completed and final is not None:
             self.providers.sync_all(user_text, final.final_text)
             self.providers.queue_prefetch_all(user_text)
-            titles.after_turn(self.session, self.config, turn.user_message_id)
+            titles.after_turn(self.session, self.config, turn.user_message_id, self._answered)
         # A review is a tool-calling agent: with a model the server says cannot call tools it
         # could only spend tokens (the chat page tells the person reviews are off).
         can_call_tools = getattr(self.client, "can_call_tools", True)

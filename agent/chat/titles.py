@@ -85,22 +85,42 @@ def clean_title(text: str) -> str:
 _UNFINISHED = ("interrupted", "error")
 
 
-def after_turn(session: ChatSession, config: Config, user_message_id: int) -> bool:
+def after_turn(
+    session: ChatSession, config: Config, user_message_id: int, answered: AnsweredBefore | None = None
+) -> bool:
     """Called after each completed turn: the first completed exchange of a chat still titled by
-    its first message starts the title job. True if it did."""
+    its first message starts the title job. True if it did. `answered`: what the chat's agent
+    already found (a later turn of it asks the database nothing)."""
     if not config.chat.auto_title or not config.model_name or session.title_source != "message":
         return False
     if session.source != "web":
         return False  # the terminal shows no title, and `chat -m` would wait for the call before exiting
-    earlier_answer = (
-        Message.objects.filter(session=session, role="assistant", id__lt=user_message_id)
-        .exclude(content="")
-        .exclude(finish_reason__in=_UNFINISHED)
-    )
-    if earlier_answer.exists():
+    if (answered or AnsweredBefore()).has_answer_before(session, user_message_id):
         return False  # not the first exchange: the title (from the model or not) stays
     jobs.start(title_task, session.pk, kind="title")
     return True
+
+
+class AnsweredBefore:
+    """Whether a chat has a finished answer before a question, remembered by the chat's agent: an
+    answer before a question is before every later one too (ids only grow, and messages are
+    never deleted one by one), so once one is found later questions need no query."""
+
+    def __init__(self) -> None:
+        self._from: int | None = None  # the first question found to have an answer before it
+
+    def has_answer_before(self, session: ChatSession, question_id: int) -> bool:
+        if self._from is not None and question_id >= self._from:
+            return True
+        earlier_answer = (
+            Message.objects.filter(session=session, role="assistant", id__lt=question_id)
+            .exclude(content="")
+            .exclude(finish_reason__in=_UNFINISHED)
+        )
+        if not earlier_answer.exists():
+            return False
+        self._from = question_id if self._from is None else min(self._from, question_id)
+        return True
 
 
 @task(queue_name="learning")

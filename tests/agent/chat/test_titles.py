@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from agent.chat import service as chat_service
 from agent.chat import titles
@@ -212,3 +214,17 @@ def test_a_long_model_title_is_cut_at_a_word_within_sixty_characters():
     assert len(title) <= 60 and title.endswith("…")
     assert title.startswith("A conversation about configuring reverse proxies")
     assert not title[:-1].endswith(" ")
+
+
+def test_an_agent_asks_once_whether_its_chat_was_answered_before_a_question():
+    session = chat_service.create_session()
+    q1 = Message.objects.create(session=session, role="user", content="hi")
+    Message.objects.create(session=session, role="assistant", content="hello", parent=q1)
+    q2 = Message.objects.create(session=session, role="user", content="and then?", parent_id=q1.pk + 1)
+    q3 = Message.objects.create(session=session, role="user", content="and after?", parent=q2)
+    answered = titles.AnsweredBefore()
+    with CaptureQueriesContext(connection) as queries:
+        assert answered.has_answer_before(session, q2.pk)
+        assert answered.has_answer_before(session, q3.pk)  # later: known without asking
+        assert not answered.has_answer_before(session, q1.pk)  # the first question (a regenerated answer)
+    assert len(queries) == 2
