@@ -375,7 +375,8 @@ class AgentSession:
         interrupted = final is None or final.interrupted
         if not self.session.private:  # an outcome's record goes to later skill reviews, with what the turn said
             uses = turn.skills.uses(interrupted=interrupted, error=turn.error)
-            outcomes.record_turn(self.session.pk, turn.user_message_id, turn.answer_id, uses)
+            if uses:  # most turns use no skill: nothing to record
+                outcomes.record_turn(self.session.pk, turn.user_message_id, turn.answer_id, uses)
         mem_flag, skill_flag = self.counters.take_flags()
         spawned = False
         completed = final is not None and bool(final.final_text) and not final.interrupted
