@@ -42,7 +42,11 @@ log = logging.getLogger(__name__)
 # near (all-MiniLM-L6-v2 puts unrelated sentences around 0.0–0.2, paraphrases mostly above 0.3).
 MIN_SIMILARITY = 0.2
 CANDIDATES = 400  # nearest by the int8 scan, rescored exactly and filtered in one query
-ROUNDS = 4  # further blocks of candidates read when filters leave too few
+ROUNDS = 4  # further blocks of candidates read when filters leave too few (ROUNDS * CANDIDATES at most)
+# The first block is smaller: a few times the hits wanted is plenty when no filter removes any
+# (the int8 scores are within about 0.01 of the exact ones), and reading 400 rows again cost more
+# than the whole indexed scan at a million messages.
+FIRST_PER_HIT = 4
 LOAD_CHUNK = 20000  # vectors read and quantized at a time when a process loads them
 ROLES = ("user", "assistant")  # the messages that are embedded: what the person and the agent said
 EXACT_BELOW = 50000  # vectors scanned exactly (about 20 ms); from this many on, an index is built
@@ -267,15 +271,16 @@ def nearest(
     waves = _waves(ids, codes, None if exact else index, q)
     pending = np.empty(0, dtype=np.int64)
     found: list[Near] = []
-    for _ in range(ROUNDS):
+    budget, size = ROUNDS * CANDIDATES, min(CANDIDATES, FIRST_PER_HIT * limit)
+    while budget > 0 and len(found) < limit:
         if not len(pending):  # the next lists only when the nearer ones have all been read
             pending = next(waves, pending)
-        candidates, pending = [int(i) for i in pending[:CANDIDATES]], pending[CANDIDATES:]
+        take = min(size, budget)
+        candidates, pending = [int(i) for i in pending[:take]], pending[take:]
         if not candidates:
             break
         found += _checked(space, q, candidates, filters, leave_out_sql or [])
-        if len(found) >= limit:
-            break
+        budget, size = budget - len(candidates), CANDIDATES
     found.sort(key=lambda n: -n.similarity)
     return found[:limit]
 
@@ -299,7 +304,7 @@ def _ranked(
 ) -> np.ndarray[Any, Any]:
     """The ids at `positions` whose approximate score may reach MIN_SIMILARITY, nearest first."""
     whole = len(positions) == len(ids)  # every vector: scanned in place, not gathered
-    approx = _scores(codes if whole else codes[positions], q)
+    approx = _scores(codes if whole else np.take(codes, positions, axis=0), q)
     # A margin under the threshold: the int8 score may be a little under the exact one.
     above = np.flatnonzero(approx >= MIN_SIMILARITY - 0.02)
     chosen = above[np.argsort(-approx[above], kind="stable")]

@@ -26,8 +26,10 @@ Array = np.ndarray[Any, Any]
 ASSIGN_CHUNK = 20000  # vectors turned into float32 at a time to find their nearest centroids
 TRAIN_PER_LIST = 64  # sample vectors a list is trained on (fewer means looser centroids)
 TRAIN_ROUNDS = 8  # k-means iterations: clustered data settles in a few
-PROBE_SHARE = 0.03  # the share of the lists a query scores first
-PROBE_AT_LEAST = 8
+# The lists a query scores first: 16 of the thousand at a million vectors found 99 % of the exact
+# scan's top 20 on the benchmark's clustered vectors; a larger share of fewer lists below.
+PROBE_SHARE = 0.016
+PROBE_AT_LEAST = 16
 
 
 def list_count(n: int) -> int:
@@ -65,7 +67,9 @@ class ListIndex:
         """Positions of the vectors filed under the lists nearest to `q` (a unit float32 vector):
         the nearest `probe` lists first, then twice as many further ones each time, until every
         list has been given."""
-        ranked = np.argsort(-(self.centroids @ q.astype(np.float32)), kind="stable")
+        # einsum, not BLAS: a search must not wait on the BLAS a build may be running meanwhile.
+        near = np.einsum("ij,j->i", self.centroids, q.astype(np.float32))
+        ranked = np.argsort(-near, kind="stable")
         step = probe or probe_count(self.lists)
         done = 0
         while done < len(ranked):

@@ -293,3 +293,21 @@ def test_a_grown_copy_is_indexed_again_and_finds_the_same(small_index):
         assert search_meaning.nearest("retrained", q, Filters(), 20) == search_meaning.nearest(
             "retrained", q, Filters(), 20, exact=True
         )
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_page_fills_when_the_filters_remove_the_nearest(monkeypatch, indexed):
+    if indexed:
+        monkeypatch.setattr(search_meaning, "EXACT_BELOW", 300)
+    rng = np.random.default_rng(7)
+    topic = rng.standard_normal(SPACE_DIMS)
+    near = np.stack([_near(topic, k) for k in range(700)])  # what the person said: filtered out
+    farther = topic + 2.0 * rng.standard_normal((30, SPACE_DIMS))  # the agent's answers, less near
+    space = f"crowded-{indexed}"
+    _stored(space, near)
+    answers = set(_stored(space, farther / np.linalg.norm(farther, axis=1, keepdims=True), role="assistant"))
+    q = _near(topic, 999)
+    search_meaning.nearest(space, q, Filters(), 20)
+    assert search_meaning.settle(space) is indexed
+    found = search_meaning.nearest(space, q, Filters(roles=["assistant"]), 20)
+    assert len(found) == 20 and {n.message_id for n in found} <= answers
