@@ -47,6 +47,9 @@ class TurnWatch:
         self.peers: set[str] = set()
         self.watch: asyncio.Task[None] | None = None  # the lease watch of a turn shown, not run, here
         self.poked = asyncio.Event()  # check that turn now, not at the next `every`
+        # The watch ended the turn shown here with its own "ready": the turn's own, if it still
+        # comes through the channel layer, is the same news and is not shown twice.
+        self.ended_here = False
 
     def has_peers(self) -> bool:
         return bool(self.peers)
@@ -118,6 +121,11 @@ class TurnWatch:
 
     async def _show(self, frames: list[Frame]) -> None:
         for frame in frames:
+            if frame["type"] == "ready" and self.ended_here:
+                self.ended_here = False  # this tab was told already, by the watch
+                continue
+            if frame["type"] == "turn_started":
+                self.ended_here = False  # a new turn: its "ready" is news
             await self.send({**frame, "mirrored": True})
             if frame["type"] == "ready":
                 self._end_watch()
@@ -169,5 +177,5 @@ class TurnWatch:
             if state == "lost":
                 await self.send({"type": "error", "error": SERVER_STOPPED, "retry": False, "mirrored": True})
             await self.send({"type": "ready", "mirrored": True})
-            self.watch = None
+            self.watch, self.ended_here = None, True
             return

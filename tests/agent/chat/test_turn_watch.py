@@ -141,6 +141,25 @@ async def test_a_turn_on_another_worker_whose_lease_lapses_ends_with_server_stop
     await tab.close()
 
 
+async def test_a_turns_own_ready_arriving_after_the_watch_ended_it_is_not_shown_twice(session_id):
+    await sync_to_async(turns.claim)(session_id, worker="another-host:41")
+    tab = await Tab.open(session_id)
+    await tab.watch.introduce()
+    expired = timezone.now() - timedelta(seconds=1)
+    await sync_to_async(ChatSession.objects.filter(pk=session_id).update)(turn_lease_until=expired)
+    tab.watch.poke()
+    await _until(lambda: tab.watch.watch is None)
+    # That worker was only slow: its own end of the turn comes through the channel layer late.
+    late = {"type": "chat.mirror", "frames": [{"type": "ready"}], "origin": "elsewhere"}
+    await tab.watch.on_chat_mirror(late)
+    assert _types(tab.frames) == ["error", "ready"]
+    # The next turn's frames, its "ready" included, are shown as ever.
+    for frame in (STARTED, {"type": "delta", "text": "Next."}, {"type": "ready"}):
+        await tab.watch.on_chat_mirror({"type": "chat.mirror", "frames": [frame], "origin": "elsewhere"})
+    assert _types(tab.frames) == ["error", "ready", "turn_started", "delta", "ready"]
+    await tab.close()
+
+
 async def test_the_sockets_of_a_session_know_of_each_other_until_one_leaves(session_id):
     first = await Tab.open(session_id)
     await first.watch.introduce()
