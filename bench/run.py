@@ -8,7 +8,7 @@ Benchmarks (each in its own process, see bench/part.py), numbered as in the READ
  1 overhead        a turn through AgentSession vs the raw openai client, same request
  2+3 live          websocket first token; 20/50/100 sessions at a real model's pace, 20 at a fast one
  4 review_overhead chat turn latency with reviews running (1 and 10 sessions reviewing)
- 5 search          FTS vs LIKE at 100k and 1M, the search page through daphne, the admin's search
+ 5 search          FTS vs LIKE at 200k and 1M, the search page through daphne, the admin's search
  6 memory_writes   memory store writes/s, 1 and 4 contending processes
  7 prompt_economy  prompt tokens on memory/skills blocks, system prompt stability, review cost
  8 footprint       start-up time, resident memory idle and after 1M messages (under load: in 3)
