@@ -5,7 +5,7 @@ k-means (spherical: unit centroids, nearest by cosine) is trained on a sample of
 every vector is filed under its nearest centroid. A query scores the centroids, then only the
 vectors filed under the nearest `probe` of them; further lists are scored in waves when filters
 leave too few candidates. The index holds positions in the caller's arrays, never a copy of the
-vectors: 4 bytes a vector and the centroids.
+vectors: 8 bytes a vector (its position, and its list for filing more later) and the centroids.
 
 An index is immutable once built: a newer one replaces it whole, so a search holding one is never
 disturbed. Vectors appended after it was built are not in it: the caller scans them exactly until
