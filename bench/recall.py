@@ -14,7 +14,13 @@ costs against search by words alone, with the memory its vectors take.
   vector for every user and assistant message. The vectors lie in clusters (so a query has
   neighbours above the similarity floor, as a real one does), and the query's own embedding is
   not timed (the model server's time). The first search of a process loads the vectors: timed
-  on its own.
+  on its own, with the time its index then takes to build on its own thread. Each query is then
+  searched through the index, by the exact scan and by words only, in turns; recall@20 is the
+  share of the exact scan's 20 nearest the index finds too. BENCH_RECALL_SIZES chooses the
+  history sizes, BENCH_RECALL_CACHE a folder keeping the built histories for the next run.
+
+Goals: hybrid search through the index at a million messages adds under 50 ms p95 to the search by
+words; recall@20 at least 0.95.
 
 Goal: turn ratio (median with the backlog / median without) at most 1.10.
 """
