@@ -77,6 +77,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daphne]:
         yield s
 
 
+@pytest.mark.slow  # against a daphne subprocess
 def test_the_access_log_never_shows_the_login_token(server: Daphne):
     owner = Http(server.port)
     owner.login(server.token)
@@ -86,6 +87,7 @@ def test_the_access_log_never_shows_the_login_token(server: Daphne):
     assert server.token not in log and "not-the-token" not in log
 
 
+@pytest.mark.slow  # against a daphne subprocess
 def test_logout_closes_open_sockets_and_other_browsers(server: Daphne):
     first, second = Http(server.port), Http(server.port)
     first.login(server.token)

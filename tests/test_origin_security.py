@@ -28,6 +28,8 @@ from websockets.typing import Origin
 
 from tests.daphne import Daphne, Http, start_daphne
 
+pytestmark = pytest.mark.slow  # every test here talks to a daphne subprocess
+
 # -- fixtures -------------------------------------------------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ def test_product_settings_have_no_test_client_host():
     assert "testserver" not in product_settings.ALLOWED_HOSTS
 
 
+@pytest.mark.slow  # manage.py check in a subprocess
 def test_a_reclaim_interval_that_is_not_a_number_of_seconds_stops_start_up_with_its_name(tmp_path):
     home = CLIHome(tmp_path / "home")
     for wrong in ("soon", "0", "-5"):

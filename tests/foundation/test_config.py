@@ -64,6 +64,7 @@ def test_env_overrides(tmp_path, monkeypatch):
     assert (cfg.model_name, cfg.base_url, cfg.api_key) == ("from-env", "http://env/v1", "sk-env")
 
 
+@pytest.mark.slow  # manage.py check in a subprocess
 def test_bad_config_stops_startup_with_one_clear_line(tmp_path):
     home = CLIHome(tmp_path / "h")
     home.path.mkdir()
@@ -178,6 +179,7 @@ def test_config_written_through_a_symlink_keeps_the_link(tmp_path):
     assert "  nudge_interval: 5\n" in real.read_text()
 
 
+@pytest.mark.slow  # manage.py check in a subprocess
 @pytest.mark.parametrize("text", [HERMES_CONFIG, HERMES_CONFIG_MODEL_MAPPING])
 def test_startup_with_hermes_config_warns_once_and_runs(tmp_path, text):
     home = CLIHome(tmp_path / "h")

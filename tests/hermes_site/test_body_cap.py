@@ -55,6 +55,7 @@ def stream(server: Daphne, path: str, total: int, *, chunked: bool) -> tuple[int
     return sent, answer
 
 
+@pytest.mark.slow  # against a daphne subprocess
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_a_512_mb_body_to_login_is_refused_while_it_arrives(server: Daphne, chunked: bool):
     before = rss_mb(server.process.pid)

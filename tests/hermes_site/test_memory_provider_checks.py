@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.cli import new_home
 
 # Imported by Python at start-up from PYTHONPATH: mem0 cannot be found (as if not installed).
@@ -21,6 +23,7 @@ def _without_mem0(tmp_path: Path) -> dict[str, str]:
     return {"PYTHONPATH": str(site)}
 
 
+@pytest.mark.slow  # manage.py check and chat in subprocesses
 def test_without_the_library_start_up_warns_and_a_chat_still_answers(tmp_path, llm):
     home = new_home(tmp_path, llm.base_url)
     (home.path / "config.yaml").write_text(CONFIG)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hermes_site.access import exposed_home_warning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,6 +20,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.slow  # a fresh Python process migrates the home
 def test_a_new_home_and_its_secrets_are_the_owners_alone_under_umask_022(tmp_path: Path) -> None:
     home = tmp_path / "fresh" / "home"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "HERMES_DB", "DJANGO_SETTINGS_MODULE")}

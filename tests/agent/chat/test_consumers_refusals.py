@@ -15,6 +15,8 @@ from websockets.typing import Origin
 from agent.chat.ratelimit import max_frame_chars
 from tests.daphne import Daphne, Http, start_daphne
 
+pytestmark = pytest.mark.slow  # every test here talks to a daphne subprocess
+
 SMALL_LIMIT = 1000  # agent.max_message_chars for the small-limit server
 
 

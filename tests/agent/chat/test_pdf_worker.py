@@ -114,6 +114,7 @@ def test_hostile_pdfs_leave_the_server_small_and_other_pages_served(server: Daph
     assert len(served) >= 3 and set(served) == {200}
 
 
+@pytest.mark.slow  # against a daphne subprocess
 def test_an_unknown_compression_is_a_sentence_not_a_server_error(server: Daphne, person):
     client, session = person
     resp = upload(client, session, "odd.pdf", unknown_filter_pdf())

@@ -98,6 +98,7 @@ def test_a_turn_of_a_deleted_chat_reports_it_instead_of_hanging(home, llm):
     assert frames.get(timeout=30) is None
 
 
+@pytest.mark.slow  # a fresh Python process imports the service
 def test_importing_the_service_starts_no_turn_threads(tmp_path):
     # A management command or a worker that imports the chat only for its helpers pays for no pool.
     script = (
