@@ -47,8 +47,11 @@ class SearchBackend(Protocol):
         """(session id, best message id) of the `limit` best sessions, and those messages' snippets."""
         ...
 
-    def matching_ids_sql(self, terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
-        """SQL selecting the ids of every matching message, and its parameters."""
+    def matching_ids_sql(
+        self, terms: list[Term], groups: list[list[Term]] | None = None, among: list[int] | None = None
+    ) -> tuple[str, list[Any]]:
+        """SQL selecting the ids of every matching message (of those `among` only, if given: each
+        checked by the index, without building the whole match set), and its parameters."""
         ...
 
     def rebuild(self, cur: Any, *, optimize: bool = False) -> RebuildCounts:

@@ -23,7 +23,6 @@ from knowledge.search.backends import backend
 from knowledge.search.filters import Filters
 from knowledge.search.results import COUNT_CAP, MessageHit, SearchPage, first_per_session, to_datetime
 from knowledge.search.sanitize import Term, excluded, found
-from knowledge.search.schema import MESSAGES
 
 RRF_K = 60  # the usual constant: rank 1 scores 1/61, rank 10 1/70; one list alone never dominates
 WINDOW = 40  # hits of each list fused (two pages); deeper hits by words follow in their order
@@ -98,12 +97,9 @@ def _also_by_words(ids: list[int], terms: list[Term], groups: list[list[Term]]) 
     """Which of these messages the words find too (by the same index, whatever their rank)."""
     if not ids:
         return set()
-    sql, params = backend().matching_ids_sql(terms, groups)
+    sql, params = backend().matching_ids_sql(terms, groups, among=ids)
     with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT id FROM {MESSAGES} WHERE id IN ({', '.join(['%s'] * len(ids))}) AND id IN ({sql})",
-            [*ids, *params],
-        )
+        cur.execute(sql, params)
         return {int(mid) for (mid,) in cur.fetchall()}
 
 

@@ -322,9 +322,13 @@ def best_per_session(
     return best, snippets
 
 
-def matching_ids_sql(terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+def matching_ids_sql(
+    terms: list[Term], groups: list[list[Term]] | None = None, among: list[int] | None = None
+) -> tuple[str, list[Any]]:
     p = plan(terms, Filters(), groups)
-    return f"SELECT m.id FROM {p.from_sql} WHERE {p.where}", p.all_params
+    if among is None:
+        return f"SELECT m.id FROM {p.from_sql} WHERE {p.where}", p.all_params
+    return f"SELECT m.id FROM {p.from_sql} WHERE {p.where} AND m.id = ANY(%s)", [*p.all_params, list(among)]
 
 
 def rebuild(cur: Any, *, optimize: bool = False) -> RebuildCounts:
@@ -354,8 +358,10 @@ class PostgresSearch:
     ) -> tuple[list[tuple[str, int]], dict[int, str]]:
         return best_per_session(terms, filters, limit, groups)
 
-    def matching_ids_sql(self, terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
-        return matching_ids_sql(terms, groups)
+    def matching_ids_sql(
+        self, terms: list[Term], groups: list[list[Term]] | None = None, among: list[int] | None = None
+    ) -> tuple[str, list[Any]]:
+        return matching_ids_sql(terms, groups, among)
 
     def rebuild(self, cur: Any, *, optimize: bool = False) -> RebuildCounts:
         return rebuild(cur, optimize=optimize)

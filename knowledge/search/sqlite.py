@@ -209,9 +209,15 @@ def _snippets_for(cur: Any, plan: Plan, message_ids: list[int]) -> dict[int, str
     return found
 
 
-def matching_ids_sql(terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
+def matching_ids_sql(
+    terms: list[Term], groups: list[list[Term]] | None = None, among: list[int] | None = None
+) -> tuple[str, list[Any]]:
     plan = plan_query(terms, Filters(), groups)
-    return f"SELECT {plan.key} FROM {plan.index_from} WHERE {' AND '.join(plan.index_where)}", plan.index_params
+    where, params = list(plan.index_where), list(plan.index_params)
+    if among is not None:  # FTS5 seeks each rowid in the match's doclists: a common word costs no more
+        where.append(f"{plan.key} IN ({', '.join(['%s'] * len(among))})")
+        params.extend(among)
+    return f"SELECT {plan.key} FROM {plan.index_from} WHERE {' AND '.join(where)}", params
 
 
 def rebuild(cur: Any, *, optimize: bool = False) -> RebuildCounts:
@@ -241,8 +247,10 @@ class SqliteSearch:
     ) -> tuple[list[tuple[str, int]], dict[int, str]]:
         return _best_per_session(plan_query(terms, filters, groups), terms, limit)
 
-    def matching_ids_sql(self, terms: list[Term], groups: list[list[Term]] | None = None) -> tuple[str, list[Any]]:
-        return matching_ids_sql(terms, groups)
+    def matching_ids_sql(
+        self, terms: list[Term], groups: list[list[Term]] | None = None, among: list[int] | None = None
+    ) -> tuple[str, list[Any]]:
+        return matching_ids_sql(terms, groups, among)
 
     def rebuild(self, cur: Any, *, optimize: bool = False) -> RebuildCounts:
         return rebuild(cur, optimize=optimize)
