@@ -1,5 +1,6 @@
-"""Settings for pytest (DJANGO_SETTINGS_MODULE in pyproject.toml): the product's own settings
-with a fresh temporary HERMES_HOME per pytest process, so no test touches a person's home, and
+"""Settings for pytest (`--ds` in pyproject.toml's pytest options): the product's own settings
+with a fresh temporary HERMES_HOME per pytest process (each pytest-xdist worker has its own), so
+no test touches a person's home nor another worker's, and
 the host name Django's test client sends.
 
 Subprocesses started by tests (daphne, manage.py, the serve script) are the product itself: they
