@@ -42,8 +42,8 @@ if [ "$QUICK" = 1 ]; then
   echo "== quick tier: the embedded default (SQLite) without the slow and the browser tests"
   # Two pytest-xdist workers, each its own process with its own temporary HERMES_HOME and in-memory
   # test database (tests/settings.py); a module's tests stay on one worker, so its module-scoped
-  # fixtures start once. Most of a test's time is spent waiting (sockets, threads, the scripted
-  # model), so two workers about halve the time even on a busy 2-core machine. `-n 0` runs one process.
+  # fixtures start once. In one process about half the tier's time is waiting (sockets, threads,
+  # the scripted model), so two workers more than halve it even on 2 cores. `-n 0` runs one process.
   exec env -u DATABASE_URL -u REDIS_URL .venv/bin/pytest -m "not browser and not slow" -n 2 --dist loadfile "$@"
 fi
 
