@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.chat_helpers import fresh_chat, send, wait_idle
+from tests.daphne import Daphne
 from tests.fakellm import Reply, last_user_text
 
 pytestmark = pytest.mark.browser
@@ -18,6 +21,20 @@ REVIEW_PROMPT = "Review the conversation above"
 def pending_badge(page: Page) -> int:
     badge = page.locator("#pending-badge")
     return int(badge.text_content() or 0) if badge.count() else 0
+
+
+def _held_review(server: Daphne, session_id: str) -> int:
+    """The id of the review that held a write of this chat, once it has (the bound only keeps a
+    broken test from hanging)."""
+    for _ in range(300):
+        found = server.query(
+            "select distinct review_id from knowledge_pendingwrite where session_id=? and status='pending'", session_id
+        )
+        if found:
+            [(review_id,)] = found
+            return int(review_id)
+        time.sleep(0.05)
+    raise AssertionError(f"no write of chat {session_id} is waiting")
 
 
 def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm, daphne_server, screenshot):
@@ -45,15 +62,15 @@ def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm,
         send(page, f"turn {i}")
         wait_idle(page, i)
     send(page, "turn 10, I keep bees on the balcony")
-    toast = page.locator(".toast", has_text="💾")
+    # The review that held the write (a skill review may have run in the same chat too). Every
+    # page hears every review's toast, and an earlier test's review may still be finishing on the
+    # shared server: this chat's toast is the one linking to this review.
+    review_id = _held_review(daphne_server, session_id)
+    toast = page.locator(".toast", has=page.locator(f'a[href="/pending/?review={review_id}"]'))
     expect(toast).to_have_text("💾 1 saved · 1 waits for you", timeout=8000)
     # The open page's navigation counts the new waiting write without a reload.
     expect(page.locator("#pending-badge")).to_have_text(str(waiting_before + 1))
     screenshot("review-toast-waiting", page)
-    # The review that held the write (a skill review may have run in the same chat too).
-    [(review_id,)] = daphne_server.query(
-        "select distinct review_id from knowledge_pendingwrite where session_id=? and status='pending'", session_id
-    )
     waiting = toast.get_by_role("link", name="1 waits for you")
     assert waiting.get_attribute("href") == f"/pending/?review={review_id}"
     waiting.click()
