@@ -276,14 +276,10 @@ class ScriptedLLM:
                 self.wfile.write(data)
 
             def _stream(self, body: dict[str, Any], reply: Reply) -> None:
-                # As the servers people run do (uvicorn, Go's net/http, llama.cpp's httplib): a stream in
-                # chunked encoding on a connection kept open for the client's next request. A reply
-                # cut off mid-way is a connection closed mid-way, with no chunked framing to finish.
-                keep = not reply.cut_off
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
-                self.send_header("Transfer-Encoding" if keep else "Connection", "chunked" if keep else "close")
+                self.send_header("Connection", "close")
                 self.end_headers()
                 chunks = owner._chunks(body, reply)
                 for i, chunk in enumerate(chunks):
@@ -291,17 +287,13 @@ class ScriptedLLM:
                         self.wfile.flush()
                         self.close_connection = True
                         return
-                    self._send_part(b"data: " + json.dumps(chunk).encode() + b"\n\n", keep)
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    self.wfile.flush()
                     if reply.chunk_delay:
                         time.sleep(reply.chunk_delay)
-                self._send_part(b"data: [DONE]\n\n", keep)
-                if keep:
-                    self._send_part(b"", keep)  # the last chunk: the response ends, the connection stays
-                self.close_connection = not keep
-
-            def _send_part(self, data: bytes, chunked: bool) -> None:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+                self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
+                self.close_connection = True
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
