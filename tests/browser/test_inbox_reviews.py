@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -34,7 +35,8 @@ def _held_review(server: Daphne, session_id: str) -> int:
             [(review_id,)] = found
             return int(review_id)
         time.sleep(0.05)
-    raise AssertionError(f"no write of chat {session_id} is waiting")
+    reviews = server.query("select id, status, summary, error from knowledge_reviewrun where session_id=?", session_id)
+    raise AssertionError(f"no write of chat {session_id} is waiting; its reviews: {reviews}")
 
 
 def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm, daphne_server, screenshot):
@@ -49,7 +51,13 @@ def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm,
     }
     held = {"target": "user", "action": "add", "content": "Lives in Oslo", "evidence": ["I moved to Oslo in May"]}
     llm.when(
-        lambda body: REVIEW_PROMPT in last_user_text(body) and body["messages"][-1]["role"] == "user",
+        # Only the review of this chat after its tenth turn: a review of another test's chat still
+        # finishing on the shared server must not take these writes.
+        lambda body: (
+            REVIEW_PROMPT in last_user_text(body)
+            and body["messages"][-1]["role"] == "user"
+            and "turn 10, I keep bees on the balcony" in json.dumps(body["messages"][:-1])
+        ),
         Reply(tool_calls=[{"name": "memory", "arguments": saved}, {"name": "memory", "arguments": held}]),
         times=1,
     )
@@ -66,6 +74,13 @@ def test_a_held_write_is_announced_and_approved_with_its_review(page: Page, llm,
     # page hears every review's toast, and an earlier test's review may still be finishing on the
     # shared server: this chat's toast is the one linking to this review.
     review_id = _held_review(daphne_server, session_id)
+    toast = page.locator(".toast", has=page.locator(f'a[href="/pending/?review={review_id}"]'))
+    expect(toast).to_be_visible(timeout=8000)  # the review has ended: all its writes are decided
+    held_now = daphne_server.query(
+        "select arguments, hold_kind, reason from knowledge_pendingwrite where review_id=? and status='pending'",
+        review_id,
+    )
+    assert len(held_now) == 1 and "Lives in Oslo" in held_now[0][0], held_now  # with the reasons when not
     toast = page.locator(".toast", has=page.locator(f'a[href="/pending/?review={review_id}"]'))
     expect(toast).to_have_text("💾 1 saved · 1 waits for you", timeout=8000)
     # The open page's navigation counts the new waiting write without a reload.
