@@ -32,7 +32,7 @@ from agent.learning.compression import TokenCount, compress, flush_memory, needs
 from agent.learning.nudge import NudgeCounters
 from agent.learning.providers import ProviderManager, inject_context, sources_of
 from agent.learning.review import spawn_review
-from agent.llm import ChatClient, LLMError
+from agent.llm import ChatClient, LLMError, StopSignal
 from agent.loop import AgentLoop, Event, ModelCalled, ModelClient, TextDelta, ToolFinished, TurnDone, TurnError
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.toolset import build_registry
@@ -173,7 +173,7 @@ class AgentSession:
         # UPDATE, so the turn's end writes them only when they changed after its last message.
         self._stored_counters = (session.turns_since_memory, session.iters_since_skill)
         self.providers = ProviderManager.from_config(self.config.memory.provider, session.pk)
-        self.interrupt = threading.Event()
+        self.interrupt: threading.Event = StopSignal()
         self._turn_lock = threading.Lock()
         self._recalled: list[dict[str, Any]] = []  # what the providers recalled for the running turn
         self._answered = titles.AnsweredBefore()  # whether a turn is the chat's first exchange (its title)
@@ -263,7 +263,7 @@ class AgentSession:
         if error is not None:
             raise InputTooLarge(error)
         with self._turn_lock:
-            self.interrupt = interrupt or threading.Event()
+            self.interrupt = interrupt or StopSignal()
             yield from self._run_turn_locked(user_text, request)
 
     def _follow_config(self) -> None:

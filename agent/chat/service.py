@@ -19,7 +19,7 @@ from django.db import close_old_connections
 from agent.chat.frames import Frame, TurnFrames
 from agent.chat.runner import AgentSession, InputTooLarge, TurnShape, default_client_factory
 from agent.chat.versions import TurnRequest
-from agent.llm import LLMError
+from agent.llm import LLMError, StopSignal
 from agent.loop import ModelClient
 from foundation.config import Config
 from knowledge.history import runs, turns
@@ -134,7 +134,7 @@ def try_begin_turn(session_id: str) -> threading.Event | None:
     Raises ChatSession.DoesNotExist for a deleted session."""
     if not turns.claim(session_id):
         return None
-    interrupt = threading.Event()
+    interrupt = StopSignal()
     with _running_lock:
         _running[session_id] = interrupt
     heartbeat.hold(session_id, interrupt.set)

@@ -10,6 +10,7 @@ the keyboard, never a traceback.
 
 from __future__ import annotations
 
+from agent.llm.abort import StopSignal
 from agent.llm.capabilities import Capabilities, CapabilityStore, MemoryCapabilityStore
 from agent.llm.client import ChatClient
 from agent.llm.types import (
@@ -51,6 +52,7 @@ __all__ = [
     "ModelReply",
     "Notice",
     "ReasoningChunk",
+    "StopSignal",
     "StreamEvent",
     "TextChunk",
     "ToolCallRequest",

@@ -227,9 +227,8 @@ class ChatClient:
             tools_offered=bool(body.get("tools")), think_opened=self.caps.think_opened, text_calls=self.caps.text_calls
         )
         saw_payload = whole = interrupted = False
-        reading = threading.Event()
-        if interrupt is not None:
-            watch_response(response, interrupt, reading)  # Stop cuts a read waiting for the next chunk
+        # Stop cuts a read waiting for the next chunk.
+        read_all = watch_response(response, interrupt) if interrupt is not None else None
         try:
             for payload in read_payloads(response, self.base_url or "the default OpenAI endpoint"):
                 saw_payload = True
@@ -262,7 +261,8 @@ class ChatClient:
                 partial_text="".join(assembler.text),
             ) from exc
         finally:
-            reading.set()
+            if read_all is not None:
+                read_all()
             response.close()
         if interrupted or (interrupt is not None and interrupt.is_set()):
             _, reply = assembler.finish()

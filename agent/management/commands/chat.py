@@ -26,7 +26,7 @@ from agent.chat.runner import AgentSession, InputTooLarge
 from agent.chat.slash import refine_focus
 from agent.learning import notify
 from agent.learning.review import ReviewRefused, request_review, review_notice, wait_for_reviews
-from agent.llm import LLMError
+from agent.llm import LLMError, StopSignal
 from agent.loop import ModelNotice, TextDelta, ToolFinished, ToolStarted, TurnDone, TurnError
 from foundation.config import ConfigError, write_defaults
 from knowledge import versions
@@ -134,7 +134,7 @@ class Command(BaseCommand):
     # -- turns --------------------------------------------------------------------------------
     def _turn(self, agent: AgentSession, text: str) -> bool:
         """Run one turn; Ctrl-C interrupts it. Returns False if it ended in an error."""
-        interrupt = threading.Event()
+        interrupt = StopSignal()
 
         def on_sigint(signum: int, frame: FrameType | None) -> None:
             interrupt.set()
