@@ -17,6 +17,7 @@ Benchmarks (each in its own process, see bench/part.py), numbered as in the READ
 11 skill_corpora   real skill checkouts (SKILL_CORPUS_<NAME>=path) imported whole, beside hostile skills caught
 12 first_run       serve.sh on a fresh clone to its login link, and the .venv's size, without and with the test tools
 13 recall          a turn beside a backlog being embedded; hybrid search (words and meaning) at 100k and 1M
+14 scale_out       two daphne workers against one on PostgreSQL + Redis, every process's CPU on the machine's cores
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ PARTS = [
     "skill_corpora",
     "first_run",
     "recall",
+    "scale_out",
 ]
 
 
