@@ -142,8 +142,13 @@ async def _ws_turn(ws: ClientConnection, text: str, expect: str, out: Round) -> 
 
 async def _raw_turn(client: openai.AsyncOpenAI, out: Round) -> None:
     t = time.perf_counter()
+    # Usage asked for as the product asks (agent/llm/client.py): the scripted server then sends
+    # the same paced chunks to both sides (its usage chunk too, a chunk's delay after the last).
     stream = await client.chat.completions.create(
-        model="bench", messages=[{"role": "user", "content": "hi"}], stream=True
+        model="bench",
+        messages=[{"role": "user", "content": "hi"}],
+        stream=True,
+        stream_options={"include_usage": True},
     )
     async for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content and len(out.first_ms) < len(out.turn_ms) + 1:
