@@ -16,7 +16,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent.llm import LLMError, ModelReply, Notice, ReasoningChunk, StreamEvent, TextChunk, ToolCallRequest, Usage
+from agent.llm import (
+    LLMError,
+    ModelReply,
+    Notice,
+    ReasoningChunk,
+    StopSignal,
+    StreamEvent,
+    TextChunk,
+    ToolCallRequest,
+    Usage,
+)
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.results import MAX_RESULT_CHARS, ToolResult
 
@@ -119,7 +129,9 @@ class AgentLoop:
     before_call: Callable[[list[dict[str, Any]]], None] | None = None
     # Called with one reply's tool calls before any runs (the review reads its writes in one batch).
     before_tools: Callable[[list[ToolCallRequest]], None] | None = None
-    _interrupt: threading.Event = field(default_factory=threading.Event)
+    # A run no one can stop (a review, a flush) still gets a flag that calls back: a plain Event
+    # would be polled by the model client while its requests wait and its replies stream.
+    _interrupt: threading.Event = field(default_factory=StopSignal)
 
     def run(self, messages: list[dict[str, Any]], interrupt: threading.Event | None = None) -> Iterator[Event]:
         interrupt = interrupt or self._interrupt

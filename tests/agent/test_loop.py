@@ -327,3 +327,17 @@ def test_a_plain_completion_reports_its_usage():
         assert "tools" not in s.requests[0] and not s.requests[0].get("stream")
     finally:
         s.stop()
+
+
+def test_a_run_no_one_can_stop_starts_no_thread_watching_for_stop():
+    """A review's or flush's run passes no flag; its model calls still wait without a thread
+    looking at one every 0.2 s while the reply streams."""
+    s = _server()
+    try:
+        watchers = {t.ident for t in threading.enumerate() if t.name == "model-reply-stop"}
+        s.push(Reply(text="a slow reply", chunk_delay=0.05))
+        events = _run(AgentLoop(_client(s), ToolRegistry(), ToolContext()), [{"role": "user", "content": "hi"}])
+        assert isinstance(events[-1], TurnDone) and events[-1].final_text == "a slow reply"
+        assert {t.ident for t in threading.enumerate() if t.name == "model-reply-stop"} <= watchers
+    finally:
+        s.stop()
