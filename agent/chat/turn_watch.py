@@ -28,6 +28,11 @@ SERVER_STOPPED = "The server writing this answer stopped. What it wrote so far i
 # How often a socket showing another worker's turn checks that turn's lease (seconds). With the
 # lease's length this bounds how long a tab can show an answer whose server died.
 WATCH_EVERY = 2.0
+# How long a turn seen released may take for its own "ready" to come through the channel layer
+# before the watch says it itself (seconds). A count of checks was not enough: at a short check
+# interval the Redis layer's delivery lagged two checks, and the tab showed the watch's "ready"
+# and then the turn's last frames after it.
+ENDED_GRACE = 1.0
 
 # Sends one frame to this socket's page (nothing once the page is gone).
 SendFrame = Callable[[dict[str, Any]], Awaitable[None]]
@@ -154,7 +159,8 @@ class TurnWatch:
     async def _watch_turn(self, holder: turns.Holder) -> None:
         """End this tab's view of the turn `holder` names once its lease is void (its server
         died or froze): the error, then "ready", so the input takes the next message."""
-        ended = False
+        loop = asyncio.get_running_loop()
+        ended_at: float | None = None  # the loop's time when the turn was first seen released
         while True:
             try:
                 await asyncio.wait_for(self.poked.wait(), self.every)
@@ -168,11 +174,13 @@ class TurnWatch:
                     # Its hub may have started listening just after the join was sent.
                     await self._ask_to_join()
                 continue
-            if state == "ended" and not ended:
-                # Its own "ready" is on its way through the channel layer: given one more round
-                # to arrive, and sent here only if its worker died right after the turn.
-                ended = True
-                continue
+            if state == "ended":
+                # Its own "ready" is on its way through the channel layer: given the grace to
+                # arrive, and sent here only if its worker died right after the turn.
+                if ended_at is None:
+                    ended_at = loop.time()
+                if loop.time() - ended_at < ENDED_GRACE:
+                    continue
             self.follower.give_up()  # no turn left to join
             if state == "lost":
                 await self.send({"type": "error", "error": SERVER_STOPPED, "retry": False, "mirrored": True})

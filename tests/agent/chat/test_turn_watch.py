@@ -160,6 +160,19 @@ async def test_a_turns_own_ready_arriving_after_the_watch_ended_it_is_not_shown_
     await tab.close()
 
 
+async def test_a_turn_that_ended_normally_is_ended_by_its_own_frames_even_when_they_lag_many_checks(session_id):
+    await sync_to_async(turns.claim)(session_id, worker="another-host:41")
+    tab = await Tab.open(session_id, every=0.01)  # a check every 10 ms races the turn's own end
+    await tab.watch.introduce()
+    await sync_to_async(turns.release)(session_id, worker="another-host:41")  # the turn ended there
+    await asyncio.sleep(0.3)  # thirty checks see it released before its last frames get here
+    late = [{"type": "done", "text": "All set."}, {"type": "ready"}]
+    await tab.watch.on_chat_mirror({"type": "chat.mirror", "frames": late, "origin": "elsewhere"})
+    assert tab.frames == [{**frame, "mirrored": True} for frame in late]
+    assert tab.watch.watch is None  # its "ready" ended the watch: nothing more follows
+    await tab.close()
+
+
 async def test_the_sockets_of_a_session_know_of_each_other_until_one_leaves(session_id):
     first = await Tab.open(session_id)
     await first.watch.introduce()
