@@ -20,6 +20,11 @@ BLOCKS = {
 }
 TAGS = tuple(BLOCKS)
 CLOSERS = tuple(BLOCKS.values())
+# A piece of a closing tag at the end of the answer so far starts with one of these, within the
+# last characters a tag could span: most chunks have none, and are passed on without checking
+# each tag's every prefix.
+_CLOSER_STARTS = tuple({close[0] for close in CLOSERS})
+_CLOSER_SPAN = max(len(close) for close in CLOSERS) - 1
 
 
 def _partial_suffix(text: str, tag: str) -> int:
@@ -28,6 +33,14 @@ def _partial_suffix(text: str, tag: str) -> int:
         if text.endswith(tag[:n]):
             return n
     return 0
+
+
+def _closer_suffix(text: str) -> int:
+    """How many trailing characters of `text` could be the start of any closing tag."""
+    tail = text[-_CLOSER_SPAN:]
+    if not any(start in tail for start in _CLOSER_STARTS):
+        return 0
+    return max(_partial_suffix(text, close) for close in CLOSERS)
 
 
 class ThinkSplitter:
@@ -98,7 +111,7 @@ class ThinkSplitter:
             self.buf = self.buf[at + len(close) :]
             self.state, self.thought = "start", True  # what follows is read like after any block
             return True
-        keep = max(_partial_suffix(self.buf, close) for close in CLOSERS)
+        keep = _closer_suffix(self.buf)
         answer.append(self.buf[: len(self.buf) - keep])
         self.buf = self.buf[len(self.buf) - keep :]
         return False
