@@ -46,7 +46,8 @@ def test_a_closing_tag_the_reply_never_opened_is_found_however_it_is_cut(close, 
     # went out as answer before it, and the piece's part before it, were thinking.
     text = f"Weigh [both] <options> first{close}The answer."
     splitter = ThinkSplitter()
-    before, after = [], []
+    before: list[str] = []
+    after: list[str] = []
     for i in range(0, len(text), size):
         (after if splitter.orphan else before).append(splitter.feed(text[i : i + size])[0])
     after.append(splitter.flush()[0])
