@@ -25,7 +25,7 @@ from knowledge.attachments import MessageAttachment, api_dicts  # noqa: F401  (t
 from knowledge.capabilities import ModelCapabilities  # noqa: F401  (its own module; registered from here)
 from knowledge.chat_sessions import ChatSessionQuerySet
 from knowledge.chat_tags import ChatTag
-from knowledge.compiled_query import BY_PK
+from knowledge.compiled_query import BY_PK, NEW_ROW
 from knowledge.history.presence import WorkerProcess  # noqa: F401  (its own module; registered from here)
 from knowledge.history.workers import is_alive
 from knowledge.provenance import ACTOR_LABELS, Provenance
@@ -38,6 +38,19 @@ log = logging.getLogger(__name__)
 
 def without_nul(text: str) -> str:
     return text.replace("\x00", "\ufffd") if text and "\x00" in text else text
+
+
+def without_nul_in(value: Any) -> Any:
+    """`value` (parsed JSON) with every NUL in its strings, keys included, made U+FFFD. (Not by
+    editing its JSON text: an argument holding the six characters \\u0000, code a model wrote,
+    is no NUL and must come back as it was.)"""
+    if isinstance(value, str):
+        return without_nul(value)
+    if isinstance(value, list):
+        return [without_nul_in(item) for item in value]
+    if isinstance(value, dict):
+        return {without_nul(key): without_nul_in(item) for key, item in value.items()}
+    return value
 
 
 def _new_id() -> str:
@@ -274,8 +287,12 @@ class Message(models.Model):
         # of failing the turn (SQLite would keep it, and nothing shows a NUL anyway).
         self.content = without_nul(self.content)
         self.reasoning = without_nul(self.reasoning)
-        if self.tool_calls:
-            self.tool_calls = json.loads(without_nul(json.dumps(self.tool_calls)).replace("\\u0000", "\ufffd"))
+        # The JSON columns too: PostgreSQL's jsonb refuses \u0000 as its text type refuses NUL.
+        for column in ("tool_calls", "provider_fields", "sources"):
+            if value := getattr(self, column):
+                setattr(self, column, without_nul_in(value))
+        if self._state.adding and self.pk is None and not args and not kwargs and NEW_ROW.run(self):
+            return  # a new message, written as the ORM would without building its query again
         super().save(*args, **kwargs)
 
     def to_api(self) -> dict[str, Any]:

@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
-from django.db.models import F
+from django.db.models import F, signals
 from django.test.utils import CaptureQueriesContext
 
-from knowledge.compiled_query import RowUpdate, SessionRowQuery
-from knowledge.models import ChatSession
+from knowledge.compiled_query import NEW_ROW, RowUpdate, SessionRowQuery
+from knowledge.models import ChatSession, Message
 
 pytestmark = pytest.mark.django_db
 
@@ -59,3 +59,56 @@ def test_counts_add_to_what_the_row_holds_and_other_expressions_still_go_through
     assert len(queries) == 3  # one statement each
     chat.refresh_from_db()
     assert (chat.message_count, chat.prompt_tokens, chat.completion_tokens, chat.title) == (4, 14, 28, "Sea kayaks")
+
+
+def _columns(message: Message) -> dict[str, object]:
+    return {f.attname: getattr(message, f.attname) for f in Message._meta.concrete_fields if f.attname != "id"}
+
+
+def test_a_new_message_is_stored_as_the_orms_save_stores_it_each_value_converted_and_its_id_read_back():
+    chat = ChatSession.objects.create(title="Kayaks")
+    first = Message(session=chat, role="user", content="Which paddle?")
+    first.starts_chat = True
+    first.save()
+    # Arguments holding the six characters \u0000 (code the model wrote) and a real NUL.
+    arguments = '{"code": "s.split(\\"\\\\u0000\\")", "note": "b\x00"}'
+    calls = [{"id": "c1", "type": "function", "function": {"name": "memory", "arguments": arguments}}]
+    fields = {"tool_calls": calls, "provider_fields": {"reasoning_details": [{"text": "ü\x00"}]}, "sources": []}
+    fast = Message(session=chat, parent=first, role="assistant", content="A 220 cm\x00 one.", token_count=7, **fields)
+    with CaptureQueriesContext(connection) as queries:
+        fast.save()  # what storing a turn's message does
+    assert len(queries) == 1 and queries[0]["sql"].startswith("INSERT")
+    assert NEW_ROW.sql(Message, "default") is not None  # compiled, and checked against the ORM's own
+    assert fast.pk is not None and not fast._state.adding and fast._state.db == "default"
+    assert fast.created_at is not None  # stamped as save() stamps it
+    # The same message through the ORM's own INSERT: the rows read back match column for column.
+    orm = Message(session=chat, parent=first, role="assistant", content="A 220 cm\x00 one.", token_count=7, **fields)
+    orm.save(force_insert=True)  # arguments: save() does not take the compiled INSERT
+    assert orm.pk == fast.pk + 1
+    stored_fast, stored_orm = Message.objects.get(pk=fast.pk), Message.objects.get(pk=orm.pk)
+    assert {**_columns(stored_fast), "created_at": None} == {**_columns(stored_orm), "created_at": None}
+    assert stored_fast.created_at == fast.created_at
+    assert stored_fast.content == "A 220 cm\ufffd one." and stored_fast.tool_calls == stored_orm.tool_calls
+    kept = stored_fast.tool_calls[0]["function"]["arguments"]
+    assert kept == arguments.replace("\x00", "\ufffd") and "\\u0000" in kept
+    assert stored_fast.provider_fields == {"reasoning_details": [{"text": "ü\ufffd"}]}
+    assert [m.pk for m in chat.messages.all()] == [first.pk, fast.pk, orm.pk]  # it counts in the chat's order
+
+
+def test_a_message_the_compiled_insert_cannot_write_goes_through_save():
+    chat = ChatSession.objects.create(title="Kayaks")
+    counted = Message(session=chat, role="user", content="x", token_count=F("token_count"))
+    assert not NEW_ROW.run(counted) and counted.pk is None  # an expression: the ORM writes it
+    heard: list[int] = []
+
+    def listener(sender: type[Message], instance: Message, **kwargs: object) -> None:
+        heard.append(instance.pk)
+
+    signals.post_save.connect(listener, sender=Message)
+    try:
+        message = Message(session=chat, role="user", content="Which paddle?")
+        message.starts_chat = True
+        message.save()  # a save signal is listened to: save() runs and sends it
+    finally:
+        signals.post_save.disconnect(listener, sender=Message)
+    assert heard == [message.pk] and message.pk is not None
