@@ -126,14 +126,13 @@ def render_tokens(tokens: list[Token], env: EnvType) -> str:
     return clean_html(md.renderer.render(tokens, md.options, env))
 
 
+# One cleaner, built once: `nh3.clean` builds one from these sets on every call, half its time
+# on a short answer.
+_CLEANER = nh3.Cleaner(tags=_TAGS, attributes=_ATTRS, url_schemes=_SCHEMES, link_rel="noopener noreferrer nofollow")
+
+
 def clean_html(fragment: str) -> str:
-    return nh3.clean(
-        fragment,
-        tags=_TAGS,
-        attributes=_ATTRS,
-        url_schemes=_SCHEMES,
-        link_rel="noopener noreferrer nofollow",
-    )
+    return _CLEANER.clean(fragment)
 
 
 def plain_text(text: str, limit: int = 200) -> str:
