@@ -1,12 +1,17 @@
 """A turn's frames: what each event of a turn becomes for the page (`event_frame`), and the frames'
 way from the turn's worker thread to the websocket's event loop (`FrameQueue`).
 
-The turn thread produces a frame per streamed chunk. Waking the event loop once per frame
-(`call_soon_threadsafe` each time) cost ~7% of the server's CPU under 20 busy chats (bench/live.py);
-here the thread wakes the loop only when no wake-up is pending, and the loop takes every frame
-that arrived meanwhile in one batch. Consecutive text deltas of a batch are joined into one
-delta frame (the page appends delta text, so it shows the same thing), so a slow socket or a
-busy loop sends fewer, larger frames instead of falling behind.
+The turn thread produces a frame per streamed chunk. Waking the event loop from a thread costs
+both sides: at a real model's pace (a chunk every 20 ms) the wake-up's write took 0.14 ms of the
+turn thread and the loop's return from its wait 0.2 ms, most of a chunk's cost (bench/RESULTS.md).
+So the thread wakes the loop only when no wake-up is pending, the loop takes every frame that
+arrived meanwhile in one batch, and while text streams in faster than `FRAME_WINDOW` (one chat's
+fast model, or many chats at once) the loop stops being woken for text deltas at all: it collects
+every chat's frames on a timer of its own, once per window, until a window passes with none.
+A turn's first delta (its first token) and every other frame (a tool's start, the answer's end)
+still wake it at once. Consecutive text deltas of a batch are joined into one delta frame (the
+page appends delta text, so it shows the same thing), so a slow socket or a busy loop sends fewer,
+larger frames instead of falling behind.
 
 An answer's Markdown is rendered as it streams (`TurnFrames`, over foundation/live_markdown.py):
 a delta frame carries its raw `text` always, and when blocks completed, their sanitised `html`
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -38,33 +44,126 @@ from foundation.rendering import render_markdown
 Frame = dict[str, Any]  # one JSON message to the page: {"type": ..., ...}
 
 
+# How long a text delta may wait for the loop's own collection while deltas arrive faster than
+# this (seconds): 25 updates a second still read as smooth streaming.
+FRAME_WINDOW = 0.04
+
+
 class FrameQueue:
     """Frames (None marks the end of a turn) from one producer thread to one consumer task."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._lock = threading.Lock()
-        self._frames: list[Frame | None] = []
-        self._wake_pending = False
+        self._wakes = _Wakes.of(loop)
+        self._frames: list[Frame | None] = []  # guarded by the loop's `_Wakes.lock`
+        self._listed = False  # among the loop's queues with frames to hand out
+        self._had_delta = False
         self._ready = asyncio.Event()  # touched on the loop only
+        self._wakes.opened()
 
     def put(self, frame: Frame | None) -> None:
         """Called on the turn's thread."""
-        with self._lock:
-            self._frames.append(frame)
-            if self._wake_pending:
-                return
-            self._wake_pending = True
-        self._loop.call_soon_threadsafe(self._ready.set)
+        # The first token, and anything but text, is shown at once; the rest of the text may
+        # wait for the loop's next collection.
+        urgent = frame is None or frame["type"] != "delta" or not self._had_delta
+        if frame is not None and frame["type"] == "delta":
+            self._had_delta = True
+        self._wakes.put(self, frame, urgent)
 
     async def get_batch(self) -> list[Frame | None]:
         """Every frame that arrived since the last batch (at least one), in order."""
-        await self._ready.wait()
-        with self._lock:
-            frames, self._frames = self._frames, []
-            self._wake_pending = False
-            self._ready.clear()
-        return coalesce(frames)
+        while True:
+            await self._ready.wait()
+            with self._wakes.lock:
+                frames, self._frames = self._frames, []
+                self._ready.clear()
+            if frames:  # (a collection may find frames an earlier batch already took)
+                return coalesce(frames)
+
+
+class _Wakes:
+    """When the frame queues of one event loop wake it: the producers' side (`put`, on their
+    threads) and the loop's (`_woken`, `_collect`), under one lock."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = weakref.ref(loop)  # (held weakly: the loop is this object's key)
+        self.lock = threading.Lock()
+        self.listed: list[FrameQueue] = []  # queues with frames not yet handed to their task
+        self.open = 0  # queues whose turn has not ended
+        self.wake_sent = False  # a wake-up is on its way to the loop
+        # The loop collects on its own timer: producers leave text deltas to it. Set and cleared
+        # by the loop only, under the lock, so a producer that sees it set knows a collection
+        # will come.
+        self.collecting = False
+        self.timer: asyncio.TimerHandle | None = None  # the next collection (loop only)
+        self.last_wake = -FRAME_WINDOW  # the loop's time of the last wake-up a producer sent
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _Wakes:
+        wakes = _loop_wakes.get(loop)
+        if wakes is None:
+            wakes = _loop_wakes[loop] = cls(loop)
+        return wakes
+
+    def opened(self) -> None:
+        with self.lock:
+            self.open += 1
+
+    def put(self, queue: FrameQueue, frame: Frame | None, urgent: bool) -> None:
+        with self.lock:
+            queue._frames.append(frame)
+            if frame is None:
+                self.open -= 1
+            if not queue._listed:
+                queue._listed = True
+                self.listed.append(queue)
+            if self.wake_sent or (self.collecting and not urgent):
+                return
+            self.wake_sent = True
+        loop = self._loop()
+        if loop is not None:  # (None: the loop is gone, and every task that could read this)
+            loop.call_soon_threadsafe(self._woken)
+
+    def _take(self) -> list[FrameQueue]:
+        queues, self.listed = self.listed, []
+        for queue in queues:
+            queue._listed = False
+        return queues
+
+    def _woken(self) -> None:
+        """A producer's wake-up: hand out every frame. Wake-ups coming faster than the window
+        start the loop's own collection; the last turn's end stops it."""
+        loop = self._loop()
+        assert loop is not None  # this runs on it
+        now = loop.time()
+        with self.lock:
+            self.wake_sent = False
+            start = not self.collecting and self.open > 0 and now - self.last_wake < FRAME_WINDOW
+            stop = self.collecting and self.open == 0
+            self.collecting = (self.collecting or start) and not stop
+            self.last_wake = now
+            queues = self._take()
+        for queue in queues:
+            queue._ready.set()
+        if stop and self.timer is not None:
+            self.timer.cancel()  # no empty collection after the last answer ended
+            self.timer = None
+        if start:
+            self.timer = loop.call_later(FRAME_WINDOW, self._collect)
+
+    def _collect(self) -> None:
+        """The loop's own collection, once a window while frames keep coming; it stops after a
+        window with none (producers wake the loop again)."""
+        with self.lock:
+            queues = self._take()
+            self.collecting = bool(queues) and self.open > 0
+        for queue in queues:
+            queue._ready.set()
+        loop = self._loop()
+        self.timer = loop.call_later(FRAME_WINDOW, self._collect) if self.collecting and loop else None
+
+
+# Each event loop's wake policy (daphne runs one loop; tests run one per test).
+_loop_wakes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Wakes] = weakref.WeakKeyDictionary()
 
 
 def coalesce(frames: list[Frame | None]) -> list[Frame | None]:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
+from agent.chat import frames
 from agent.chat.frames import Frame, FrameQueue, TurnFrames, coalesce, event_frame
 from agent.chat.runner import TurnSaved, TurnStarted
 from agent.llm import Usage
@@ -59,6 +61,66 @@ async def test_frames_from_a_thread_arrive_complete_and_in_order():
     assert kinds[0] == "turn_started" and kinds[-2:] == ["done", None]
     assert "".join(f["text"] for f in received if f and f["type"] == "delta") == "".join(texts)
     assert batches <= len(texts) + 3  # never more wake-ups than frames
+
+
+async def _read_turn(queue: FrameQueue) -> tuple[list[Frame | None], int]:
+    received: list[Frame | None] = []
+    batches = 0
+    while None not in received:
+        received.extend(await queue.get_batch())
+        batches += 1
+    return received, batches
+
+
+async def test_text_streaming_faster_than_the_window_is_collected_by_the_loop_not_sent_per_chunk(monkeypatch):
+    monkeypatch.setattr(frames, "FRAME_WINDOW", 0.5)  # far longer than the chunks' spacing
+    queue = FrameQueue(asyncio.get_running_loop())
+    texts = [f"token {i} " for i in range(150)]
+
+    def produce() -> None:  # a fast model: a chunk every 2 ms, 0.3 s in all
+        queue.put({"type": "turn_started"})
+        for text in texts:
+            queue.put({"type": "delta", "text": text})
+            time.sleep(0.002)
+        queue.put({"type": "done"})
+        queue.put(None)
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    received, batches = await _read_turn(queue)
+    thread.join()
+    assert "".join(f["text"] for f in received if f and f["type"] == "delta") == "".join(texts)
+    assert [f["type"] if f else None for f in received][-2:] == ["done", None]
+    assert batches <= 15, batches  # a few windows' worth, not one per chunk (150)
+
+
+async def test_the_first_token_and_every_frame_but_text_are_handed_over_at_once_while_the_loop_collects(
+    monkeypatch,
+):
+    monkeypatch.setattr(frames, "FRAME_WINDOW", 3600.0)  # the loop's own collection never comes in the test
+    loop = asyncio.get_running_loop()
+    busy, quiet = FrameQueue(loop), FrameQueue(loop)
+    for i in range(2):  # two wake-ups closer than the window: the loop collects from now on
+        busy.put({"type": "delta", "text": f"{i} "})
+        await busy.get_batch()
+    busy.put({"type": "delta", "text": "waits for the window "})
+    # Another chat's first token is not left to the window, and brings what waited with it.
+    quiet.put({"type": "turn_started"})
+    assert await quiet.get_batch() == [{"type": "turn_started"}]
+    quiet.put({"type": "delta", "text": "First"})
+    assert await quiet.get_batch() == [{"type": "delta", "text": "First"}]
+    assert await busy.get_batch() == [{"type": "delta", "text": "waits for the window "}]
+    # A tool's start is shown at once too, with the text before it.
+    busy.put({"type": "delta", "text": "Let me look. "})
+    busy.put({"type": "tool_started", "call_id": "c1"})
+    assert await busy.get_batch() == [
+        {"type": "delta", "text": "Let me look. "},
+        {"type": "tool_started", "call_id": "c1"},
+    ]
+    for queue in (busy, quiet):  # and so is each answer's end
+        queue.put({"type": "done"})
+        queue.put(None)
+        assert await queue.get_batch() == [{"type": "done"}, None]
 
 
 @pytest.mark.django_db
