@@ -40,6 +40,7 @@ SCALES: dict[str, dict[str, Any]] = {
     "full": {
         "first_token": 40,
         "budget_turns": 40,
+        "paced_turns": 6,
         "scenarios": [
             ("20 sessions, real pace", 20, 3, REAL, 2),
             ("50 sessions, real pace", 50, 3, REAL, 2),
@@ -47,9 +48,14 @@ SCALES: dict[str, dict[str, Any]] = {
             ("100 sessions, real pace", 100, 2, REAL, 1),
         ],
     },  # fmt: skip
-    # The budget's turns are as many as at full scale: daphne's CPU is read from /proc in 10 ms
-    # ticks, which over 6 turns a side moved the per-turn figure by up to 1.7 ms.
-    "tiny": {"first_token": 2, "budget_turns": 40, "scenarios": [("3 sessions, fast", 3, 2, FAST, 1)]},
+    # The budget's turns are as many as at full scale: a turn's CPU varies with the machine's
+    # other work, and 40 a side keep the tiny run's figure within ~0.3 ms of the full run's.
+    "tiny": {
+        "first_token": 2,
+        "budget_turns": 40,
+        "paced_turns": 2,
+        "scenarios": [("3 sessions, fast", 3, 2, FAST, 1)],
+    },
 }
 
 
@@ -240,6 +246,42 @@ CHUNK_BUDGET_MS = 0.1
 FEW, MANY = 20, 120  # chunks per answer on the two sides
 
 
+# A model's pace for the per-chunk figure at pace: a chunk every 20 ms (50 tokens a second, a
+# fast local model). Chunks that arrive together are read and sent together, so the budget's
+# chunks, sent at once, cost a fraction of what paced ones do.
+PACED = 0.02
+
+
+async def paced_chunk(server: Daphne, owner: Http, model: Model, client: openai.AsyncOpenAI, turns: int) -> Figure:
+    """Daphne's CPU per chunk when chunks come PACED apart, beside the raw client's (this
+    process's CPU) for the same paced streams: FEW- and MANY-chunk turns alternated, per chunk
+    = the difference / (MANY - FEW)."""
+    (sid,) = _new_sessions(owner, 1)
+    ws = await _connect(server, owner, sid)
+    cpu = {("product", FEW): 0.0, ("product", MANY): 0.0, ("raw", FEW): 0.0, ("raw", MANY): 0.0}
+    for i in range(2 * turns + 2):
+        chunks = FEW if i % 2 == 0 else MANY
+        model.pace = dict(FAST, delay=0.0, chunk_delay=PACED, chunks=chunks)
+        before = cpu_seconds(server.process.pid)
+        await _ws_turn(ws, f"paced {i}", model.text, Round())
+        product = cpu_seconds(server.process.pid) - before
+        before = time.process_time()
+        await _raw_turn(client, Round())
+        raw = time.process_time() - before
+        if i >= 2:  # after warming up both sides
+            cpu["product", chunks] += product
+            cpu["raw", chunks] += raw
+    await ws.close()
+    per_chunk = {side: (cpu[side, MANY] - cpu[side, FEW]) / turns / (MANY - FEW) * 1000 for side in ("product", "raw")}
+    return Figure(
+        "3", f"server CPU per streamed chunk at a model's pace (a chunk every {PACED * 1000:.0f} ms)", "ms",
+        per_chunk["product"], None, per_chunk["raw"], None, "raw openai client (async), same paced streams",
+        f"+{per_chunk['product'] - per_chunk['raw']:.2f} ms a chunk; a {FEW}-chunk turn "
+        f"{cpu['product', FEW] / turns * 1000:.1f} ms (raw client {cpu['raw', FEW] / turns * 1000:.1f} ms)",
+        "", None, n=4 * turns,
+    )  # fmt: skip
+
+
 async def cpu_budget(server: Daphne, owner: Http, model: Model, turns: int) -> list[Figure]:
     """Daphne's CPU for `turns` turns of FEW chunks beside `turns` of MANY, one session, the
     model answering at once, interleaved: per chunk = the difference / (MANY - FEW); per turn =
@@ -360,6 +402,7 @@ def run(scale: str) -> list[Figure]:
                 client = openai.AsyncOpenAI(base_url=model.server.base_url, api_key="k", max_retries=0, timeout=120)
                 figures.append(await first_token(server, owner, model, client, cfg["first_token"]))
                 figures.extend(await cpu_budget(server, owner, model, cfg["budget_turns"]))
+                figures.append(await paced_chunk(server, owner, model, client, cfg["paced_turns"]))
                 for spec in cfg["scenarios"]:
                     figures.extend(await scenario(server, owner, model, client, spec, sids))
                 await client.close()
