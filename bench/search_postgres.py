@@ -50,9 +50,9 @@ def _services(tmp: Path) -> tuple[str, str]:
     return url, pg_bin
 
 
-def _copy_to_postgres(sqlite_db: Path, url: str) -> float:
-    """The rows copied as a restore would (triggers off), then the search entries computed and
-    the indexes built once by the search schema's SQL, as `rebuild_search_index` does."""
+def _copy_to_postgres(sqlite_db: Path, url: str, tables: tuple[str, ...] = TABLES) -> float:
+    """The rows of `tables` copied as a restore would (triggers off), then the search entries
+    computed and the indexes built once by the search schema's SQL, as `rebuild_search_index` does."""
     import psycopg
 
     t = time.time()
@@ -63,7 +63,7 @@ def _copy_to_postgres(sqlite_db: Path, url: str) -> float:
         pg.execute("DROP INDEX IF EXISTS knowledge_message_search_vector")
         pg.execute("DROP INDEX IF EXISTS knowledge_message_search_trgm")
         pg.execute("SET session_replication_role = replica")  # no per-row triggers during the copy
-        for table in TABLES:
+        for table in tables:
             cols = [r[1] for r in src.execute(f"PRAGMA table_info({table})")]
             with pg.cursor().copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as copy:
                 for row in src.execute(f"SELECT {', '.join(cols)} FROM {table}"):

@@ -1,0 +1,136 @@
+"""Benchmark 13 on PostgreSQL: hybrid search (words and meaning) against search by words only.
+
+    BENCH_RECALL_CACHE=/some/folder .venv/bin/python bench/recall_postgres.py [--sizes 1000000] [--queries 200]
+
+The history and its vectors are benchmark 13's (bench/recall.py: the search benchmark's synthetic
+history with a clustered vector for every user and assistant message), built in SQLite, or
+reused from BENCH_RECALL_CACHE, then copied row for row into a fresh PostgreSQL database migrated
+by the real migrations (sessions, messages and vectors; the search entries and indexes built
+after the copy, as a restore would). Uses DATABASE_URL (a server where it may CREATE DATABASE),
+or starts a throwaway cluster from Debian's packages with scripts/services.sh and stops it after.
+
+A process of its own on that database then measures exactly what bench/recall.py measures on
+SQLite (`_search_figures_at`): each query searched through the index, by the exact scan and by
+words only, in turns; recall@20 of the index; the first search's load of the vectors. Its rows
+are printed as bench/RESULTS.md's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import Figure  # noqa: E402
+from bench.search_postgres import TABLES, _copy_to_postgres, _services  # noqa: E402
+
+VECTORS = "knowledge_messagevector"
+PROGRESS = "knowledge_recallprogress"
+
+
+def worker(size: int, db: str, vectors: int, queries: int) -> None:
+    """On the database DATABASE_URL names: the figures, one JSON line."""
+    import django
+    import numpy as np
+
+    django.setup()
+    from django.db import connection, transaction
+
+    from bench import recall
+    from bench.search_data import queries as make_queries
+    from bench.search_data import vocabulary
+    from knowledge.search import meaning
+    from knowledge.search import top as search_top
+    from knowledge.search.backends import backend
+
+    with transaction.atomic(), connection.cursor() as cur:
+        search_top.rebuild_lists(cur, backend().top)
+    centroids = np.load(Path(db).with_suffix(".centroids.npy"))
+    on = meaning.Embedder("bench", "", recall._query_embedder(centroids))
+    qs = make_queries(vocabulary(), queries)
+    label = f"{size:,} messages ({vectors:,} vectors) on PostgreSQL"
+    figures = recall._search_figures_at(label, qs, on, vectors)
+    print(json.dumps([f.to_json() for f in figures]), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        size, db, vectors, queries = args.worker
+        worker(int(size), db, int(vectors), int(queries))
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-recall-pg-"))
+    tmp.chmod(0o755)
+    admin_url, started = os.environ.pop("DATABASE_URL", ""), False
+    if not admin_url:
+        admin_url, _ = _services(tmp)
+        started = True
+    base_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "HERMES_DB")}
+    base_env.update(HERMES_HOME=str(tmp), DJANGO_SETTINGS_MODULE="hermes_site.settings")
+    try:
+        # The SQLite history is built (or found in the cache) with Django set up on a throwaway
+        # SQLite home, as bench/recall.py does.
+        os.environ.update(HERMES_HOME=str(tmp), HERMES_DB=str(tmp / "unused.sqlite3"))
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hermes_site.settings")
+        import django
+
+        django.setup()
+        from bench import recall
+        from bench.search_data import vocabulary
+
+        for size in args.sizes:
+            _, db, vectors, _ = recall._history(tmp, size, vocabulary())
+            for row in _run_size(size, db, vectors, args.queries, admin_url, base_env):
+                print(row, flush=True)
+    finally:
+        if started:
+            subprocess.run(["bash", "-c", f'source scripts/services.sh; HERMES_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1) stop_services "{tmp}"'], cwd=ROOT)  # fmt: skip
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_size(size: int, db: Path, vectors: int, queries: int, admin_url: str, base_env: dict[str, str]) -> list[str]:
+    import psycopg
+
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    pg_url = admin_url.rsplit("/", 1)[0] + "/" + name
+    env = {**base_env, "DATABASE_URL": pg_url}
+    try:
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        copied = _copy_to_postgres(db, pg_url, (*TABLES, VECTORS, PROGRESS))
+        print(f"{size:,} messages copied into PostgreSQL and indexed in {copied:.0f} s", flush=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--worker", str(size), str(db), str(vectors), str(queries)],
+            cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+        )  # fmt: skip
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    figures = [Figure(**f) for f in json.loads(out.stdout.strip().splitlines()[-1])]
+    return [_row(f) for f in figures]
+
+
+def _row(f: Figure) -> str:
+    def num(v: float | None) -> str:
+        return "—" if v is None else f"{v:,.3g}" if abs(v) < 10 else f"{v:,.1f}"
+
+    cells = [f.bench, f.name, num(f.median), num(f.p95), f.reference, num(f.ref_median), num(f.ref_p95), f.result]
+    return "| " + " | ".join(cells) + " |" + (f"  ({f.notes})" if f.notes else "")
+
+
+if __name__ == "__main__":
+    main()
