@@ -175,8 +175,7 @@ class RowInsert:
         with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
             cursor.execute(sql, params)
             if connection.features.can_return_columns_from_insert:
-                row = connection.ops.fetch_returned_insert_columns(cursor, ())
-                pk = row[0]
+                pk = cursor.fetchone()[0]  # the SQL's RETURNING, as the ORM compiled it
             else:
                 pk = connection.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
         setattr(obj, meta.pk.attname, pk)
