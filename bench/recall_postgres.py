@@ -20,10 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -31,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import Figure  # noqa: E402
-from bench.search_postgres import TABLES, _copy_to_postgres, _services  # noqa: E402
+from bench.search_postgres import TABLES, _copy_to_postgres, postgres  # noqa: E402
 
 VECTORS = "knowledge_messagevector"
 PROGRESS = "knowledge_recallprogress"
@@ -72,15 +70,7 @@ def main() -> None:
         size, db, vectors, queries = args.worker
         worker(int(size), db, int(vectors), int(queries))
         return
-    tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-recall-pg-"))
-    tmp.chmod(0o755)
-    admin_url, started = os.environ.pop("DATABASE_URL", ""), False
-    if not admin_url:
-        admin_url, _ = _services(tmp)
-        started = True
-    base_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "HERMES_DB")}
-    base_env.update(HERMES_HOME=str(tmp), DJANGO_SETTINGS_MODULE="hermes_site.settings")
-    try:
+    with postgres("hermes-bench-recall-pg-") as (tmp, admin_url, base_env):
         # The SQLite history is built (or found in the cache) with Django set up on a throwaway
         # SQLite home, as bench/recall.py does.
         os.environ.update(HERMES_HOME=str(tmp), HERMES_DB=str(tmp / "unused.sqlite3"))
@@ -95,10 +85,6 @@ def main() -> None:
             _, db, vectors, _ = recall._history(tmp, size, vocabulary())
             for row in _run_size(size, db, vectors, args.queries, admin_url, base_env):
                 print(row, flush=True)
-    finally:
-        if started:
-            subprocess.run(["bash", "-c", f'source scripts/services.sh; HERMES_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1) stop_services "{tmp}"'], cwd=ROOT)  # fmt: skip
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run_size(size: int, db: Path, vectors: int, queries: int, admin_url: str, base_env: dict[str, str]) -> list[str]:

@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,18 +144,9 @@ def main() -> None:
     if args.worker:
         worker()
         return
-    tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-pg-"))
-    tmp.chmod(0o755)
-    # The SQLite side (bench/search.py) must not inherit the PostgreSQL URL.
-    admin_url, started = os.environ.pop("DATABASE_URL", ""), False
-    if not admin_url:
-        admin_url, _ = _services(tmp)
-        started = True
     words = vocabulary()
     qs = queries(words, args.queries)
-    base_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "HERMES_DB")}
-    base_env.update(HERMES_HOME=str(tmp), DJANGO_SETTINGS_MODULE="hermes_site.settings")
-    try:
+    with postgres("hermes-bench-pg-") as (tmp, admin_url, base_env):
         # The SQLite load (bench/search_data.py) runs the index's own SQL, from modules that need
         # Django's settings (a throwaway SQLite home; no database is opened here).
         os.environ.update(HERMES_HOME=str(tmp), DJANGO_SETTINGS_MODULE="hermes_site.settings")
@@ -162,6 +155,24 @@ def main() -> None:
         django.setup()
         for size in args.sizes:
             _run_size(size, words, qs, tmp, admin_url, base_env)
+
+
+@contextmanager
+def postgres(prefix: str) -> Iterator[tuple[Path, str, dict[str, str]]]:
+    """(a temporary folder, a server URL where databases may be created, the environment for this
+    benchmark's processes): DATABASE_URL's server, or a throwaway cluster started in that folder
+    and stopped afterwards. DATABASE_URL is taken out of this process's environment: the SQLite
+    side must not inherit it."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    tmp.chmod(0o755)  # the postgres user runs the cluster inside it
+    admin_url, started = os.environ.pop("DATABASE_URL", ""), False
+    try:
+        if not admin_url:
+            admin_url, _ = _services(tmp)
+            started = True
+        base_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "HERMES_DB")}
+        base_env.update(HERMES_HOME=str(tmp), DJANGO_SETTINGS_MODULE="hermes_site.settings")
+        yield tmp, admin_url, base_env
     finally:
         if started:
             subprocess.run(["bash", "-c", f'source scripts/services.sh; HERMES_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1) stop_services "{tmp}"'], cwd=ROOT)  # fmt: skip
