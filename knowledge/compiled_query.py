@@ -17,6 +17,7 @@ from django.db import connections, models, router, transaction
 from django.db.models import F, Value, signals
 from django.db.models.expressions import CombinedExpression
 from django.db.models.sql import InsertQuery, UpdateQuery
+from psycopg.types.json import Jsonb
 
 # Stands for the session id while the query is compiled (no session has it: ids are hex).
 _SESSION = "session id"
@@ -129,7 +130,19 @@ class RowUpdate:
         query = model._default_manager.filter(*conditions).query.chain(UpdateQuery)
         query.add_update_values(columns)
         sql, orm_params = query.get_compiler(alias).as_sql()
-        return str(sql) if list(orm_params) == params else None
+        return str(sql) if same_params(orm_params, params) else None
+
+
+def same_params(orm: Any, ours: list[Any]) -> bool:
+    """Whether the ORM's parameters are the ones bound here. A value the driver adapts is wrapped
+    (psycopg's `Jsonb` for a JSON column on PostgreSQL) and two wrappers of one value are not
+    equal: they are compared by what they wrap."""
+    orm = list(orm)
+    return len(orm) == len(ours) and all(_unwrapped(a) == _unwrapped(b) for a, b in zip(orm, ours, strict=True))
+
+
+def _unwrapped(value: Any) -> Any:
+    return value.obj if isinstance(value, Jsonb) else value
 
 
 def _field(model: type[models.Model], name: str) -> Any:
@@ -200,7 +213,7 @@ class RowInsert:
         sql, orm_params = statements[0]
         connection = connections[alias]
         params[:] = [f.get_db_prep_save(getattr(obj, f.attname), connection=connection) for f in fields]
-        return str(sql) if list(orm_params) == params else None
+        return str(sql) if same_params(orm_params, params) else None
 
 
 # The INSERT of a new message, the one row every turn adds twice.

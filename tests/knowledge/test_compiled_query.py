@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import F, signals
 from django.test.utils import CaptureQueriesContext
 
-from knowledge.compiled_query import NEW_ROW, RowUpdate, SessionRowQuery
+from knowledge.compiled_query import NEW_ROW, RowInsert, RowUpdate, SessionRowQuery
 from knowledge.models import ChatSession, Message
 
 pytestmark = pytest.mark.django_db
@@ -112,3 +112,17 @@ def test_a_message_the_compiled_insert_cannot_write_goes_through_save():
     finally:
         signals.post_save.disconnect(listener, sender=Message)
     assert heard == [message.pk] and message.pk is not None
+
+
+def test_an_insert_first_compiled_for_a_message_with_json_values_is_used_on_every_database():
+    # On PostgreSQL a JSON value is bound wrapped (psycopg's Jsonb), and two wrappers of the same
+    # value are not equal: the check must compare what they wrap, or the compiled INSERT is never used.
+    chat = ChatSession.objects.create(title="Kayaks")
+    inserter = RowInsert()
+    calls = [{"id": "c1", "type": "function", "function": {"name": "memory", "arguments": "{}"}}]
+    message = Message(session=chat, role="assistant", content="Saved.", tool_calls=calls, sources=[{"p": 1}])
+    message.starts_chat = True
+    assert inserter.run(message)
+    assert inserter.sql(Message, "default") is not None
+    stored = Message.objects.get(pk=message.pk)
+    assert (stored.tool_calls, stored.sources, stored.provider_fields) == (calls, [{"p": 1}], None)
