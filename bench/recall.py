@@ -246,7 +246,7 @@ def _store_vectors(db: Any, space: str, seed: int = 5) -> int:
     return len(ids)
 
 
-def _query_embedder(centroids: np.ndarray[Any, Any]) -> Any:
+def query_embedder(centroids: np.ndarray[Any, Any]) -> Any:
     def embed(texts: list[str]) -> list[list[float]]:
         out = []
         for text in texts:
@@ -269,7 +269,7 @@ def _rss_mb() -> float:
     return float("nan")
 
 
-def _history(tmp: Path, size: int, words: list[str]) -> tuple[Path, Path, int, float]:
+def history(tmp: Path, size: int, words: list[str]) -> tuple[Path, Path, int, float]:
     """(home, database, vectors, seconds to build) of the synthetic history of `size` messages. With
     BENCH_RECALL_CACHE set to a folder, a history built there before is used again (a million
     messages take a while to build): the same seeds make the same one."""
@@ -291,7 +291,7 @@ def _history(tmp: Path, size: int, words: list[str]) -> tuple[Path, Path, int, f
     return home, db, vectors, time.time() - t
 
 
-def _search_figures_at(label: str, qs: list[str], on: Any, vectors: int) -> list[Figure]:
+def search_figures_at(label: str, qs: list[str], on: Any, vectors: int) -> list[Figure]:
     """Hybrid search with the index and with the exact scan, each against words only; what the
     index finds against the exact scan; the process's first search and the index's build."""
     from knowledge.search import meaning, search_messages
@@ -398,15 +398,15 @@ def search_figures(scale: str) -> list[Figure]:
     qs = queries(words, cfg["queries"])
     figures: list[Figure] = []
     for size in sizes:
-        home, db, vectors, build = _history(tmp, size, words)
+        home, db, vectors, build = history(tmp, size, words)
         connection.close()
         connection.settings_dict["NAME"] = str(db)
         with connection.cursor() as cur:
             search_top.rebuild_lists(cur, backend().top)
         centroids = np.load(db.with_suffix(".centroids.npy"))
-        on = meaning.Embedder("bench", "", _query_embedder(centroids))
+        on = meaning.Embedder("bench", "", query_embedder(centroids))
         label = f"{size:,} messages ({vectors:,} vectors)"
-        figures += _search_figures_at(label, qs, on, vectors)
+        figures += search_figures_at(label, qs, on, vectors)
         built = f"built in {build:.0f}s" if build else "reused from an earlier run"
         figures[-4].notes += f"; history and vectors {built}; database {db.stat().st_size / 1e6:.0f} MB"
         connection.close()

@@ -10,7 +10,7 @@ after the copy, as a restore would). Uses DATABASE_URL (a server where it may CR
 or starts a throwaway cluster from Debian's packages with scripts/services.sh and stops it after.
 
 A process of its own on that database then measures exactly what bench/recall.py measures on
-SQLite (`_search_figures_at`): each query searched through the index, by the exact scan and by
+SQLite (`search_figures_at`): each query searched through the index, by the exact scan and by
 words only, in turns; recall@20 of the index; the first search's load of the vectors. Its rows
 are printed as bench/RESULTS.md's.
 """
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import Figure  # noqa: E402
-from bench.search_postgres import TABLES, _copy_to_postgres, postgres  # noqa: E402
+from bench.search_postgres import TABLES, copy_to_postgres, postgres  # noqa: E402
 
 VECTORS = "knowledge_messagevector"
 PROGRESS = "knowledge_recallprogress"
@@ -53,10 +53,10 @@ def worker(size: int, db: str, vectors: int, queries: int) -> None:
     with transaction.atomic(), connection.cursor() as cur:
         search_top.rebuild_lists(cur, backend().top)
     centroids = np.load(Path(db).with_suffix(".centroids.npy"))
-    on = meaning.Embedder("bench", "", recall._query_embedder(centroids))
+    on = meaning.Embedder("bench", "", recall.query_embedder(centroids))
     qs = make_queries(vocabulary(), queries)
     label = f"{size:,} messages ({vectors:,} vectors) on PostgreSQL"
-    figures = recall._search_figures_at(label, qs, on, vectors)
+    figures = recall.search_figures_at(label, qs, on, vectors)
     print(json.dumps([f.to_json() for f in figures]), flush=True)
 
 
@@ -82,7 +82,7 @@ def main() -> None:
         from bench.search_data import vocabulary
 
         for size in args.sizes:
-            _, db, vectors, _ = recall._history(tmp, size, vocabulary())
+            _, db, vectors, _ = recall.history(tmp, size, vocabulary())
             for row in _run_size(size, db, vectors, args.queries, admin_url, base_env):
                 print(row, flush=True)
 
@@ -97,7 +97,7 @@ def _run_size(size: int, db: Path, vectors: int, queries: int, admin_url: str, b
     env = {**base_env, "DATABASE_URL": pg_url}
     try:
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-        copied = _copy_to_postgres(db, pg_url, (*TABLES, VECTORS, PROGRESS))
+        copied = copy_to_postgres(db, pg_url, (*TABLES, VECTORS, PROGRESS))
         print(f"{size:,} messages copied into PostgreSQL and indexed in {copied:.0f} s", flush=True)
         out = subprocess.run(
             [sys.executable, __file__, "--worker", str(size), str(db), str(vectors), str(queries)],

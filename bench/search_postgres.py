@@ -52,7 +52,7 @@ def _services(tmp: Path) -> tuple[str, str]:
     return url, pg_bin
 
 
-def _copy_to_postgres(sqlite_db: Path, url: str, tables: tuple[str, ...] = TABLES) -> float:
+def copy_to_postgres(sqlite_db: Path, url: str, tables: tuple[str, ...] = TABLES) -> float:
     """The rows of `tables` copied as a restore would (triggers off), then the search entries
     computed and the indexes built once by the search schema's SQL, as `rebuild_search_index` does."""
     import psycopg
@@ -197,7 +197,7 @@ def _run_size(size: int, words: list[str], qs: list[str], tmp: Path, admin_url: 
         env={**base_env, "DATABASE_URL": pg_url},
         check=True,
     )
-    pg_build = _copy_to_postgres(db, pg_url)
+    pg_build = copy_to_postgres(db, pg_url)
     fts, pg = Side({**base_env, "HERMES_DB": str(db)}), Side({**base_env, "DATABASE_URL": pg_url})
     sides = {"fts5": (fts, "search"), "postgres": (pg, "search"), "ilike": (pg, "ilike")}
     try:
