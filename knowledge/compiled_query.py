@@ -17,7 +17,6 @@ from django.db import connections, models, router, transaction
 from django.db.models import F, Value, signals
 from django.db.models.expressions import CombinedExpression
 from django.db.models.sql import InsertQuery, UpdateQuery
-from psycopg.types.json import Jsonb
 
 # Stands for the session id while the query is compiled (no session has it: ids are hex).
 _SESSION = "session id"
@@ -142,7 +141,9 @@ def same_params(orm: Any, ours: list[Any]) -> bool:
 
 
 def _unwrapped(value: Any) -> Any:
-    return value.obj if isinstance(value, Jsonb) else value
+    # Known by its module, not imported: importing psycopg costs every process ~0.1 s at start,
+    # and on SQLite nothing else loads it.
+    return value.obj if type(value).__module__ == "psycopg.types.json" else value
 
 
 def _field(model: type[models.Model], name: str) -> Any:

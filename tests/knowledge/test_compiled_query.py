@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -126,3 +129,17 @@ def test_an_insert_first_compiled_for_a_message_with_json_values_is_used_on_ever
     assert inserter.sql(Message, "default") is not None
     stored = Message.objects.get(pk=message.pk)
     assert (stored.tool_calls, stored.sources, stored.provider_fields) == (calls, [{"p": 1}], None)
+
+
+def test_a_server_on_sqlite_does_not_load_the_postgresql_driver(tmp_path):
+    # Recognising the driver's JSON wrapper must not import it: that costs every start ~0.1 s.
+    script = (
+        "import os, sys; os.environ['DJANGO_SETTINGS_MODULE'] = 'hermes_site.settings'\n"
+        "import django; django.setup()\n"
+        "import agent.chat.consumers, knowledge.compiled_query\n"
+        "print('psycopg' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    env["HERMES_HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
