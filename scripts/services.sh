@@ -3,6 +3,8 @@
 # no systemd): a throwaway PostgreSQL cluster in a folder of its own and a Redis without
 # persistence. Sourced by scripts/test.sh and scripts/serve-cluster.sh:
 #   ensure_packages; start_postgres DIR PORT; start_redis DIR PORT; stop_services DIR
+# ensure_packages also gives the PostgreSQL the pgvector extension (search by meaning through its
+# HNSW index; without it the dashboard keeps the vectors' index in each process).
 # Exports DATABASE_URL and REDIS_URL for what runs afterwards. A new cluster trusts every local
 # connection and gets a database `hermes`; PG_INITDB_AUTH (initdb's options) and PG_CREATE_DB=""
 # change that (the README's deployment test sets it up as Debian's package does, then follows it).
@@ -18,6 +20,35 @@ ensure_packages() {
     $sudo apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
   fi
+  ensure_pgvector
+}
+
+# ensure_pgvector: pgvector for the newest PostgreSQL here. Debian packages it from Debian 13 on
+# (postgresql-NN-pgvector); on Debian 12 it is built from Debian's own source package of it
+# (a few seconds with the server's headers), fetched through a sources list of its own so the
+# machine's package lists are left as they were.
+ensure_pgvector() {
+  local ver sudo="" work
+  ver=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+  [ -f "/usr/share/postgresql/$ver/extension/vector.control" ] && return 0
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  if DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "postgresql-$ver-pgvector" >/dev/null 2>&1; then
+    return 0
+  fi
+  work=$(mktemp -d)
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$work/pgvector.sources"
+  local apt_opts=(-o APT::Sandbox::User=root -o "Dir::Etc::sourcelist=$work/pgvector.sources" -o Dir::Etc::sourceparts=/dev/null -o "Dir::State::Lists=$work/lists")
+  mkdir -p "$work/lists/partial"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "postgresql-server-dev-$ver" make gcc >/dev/null
+  ( cd "$work" \
+    && $sudo apt-get "${apt_opts[@]}" update -q >/dev/null \
+    && $sudo apt-get "${apt_opts[@]}" source --download-only -q pgvector >/dev/null 2>&1 \
+    && tar xzf pgvector_*.orig.tar.gz \
+    && cd pgvector-*/ \
+    && make -s PG_CONFIG="/usr/lib/postgresql/$ver/bin/pg_config" >/dev/null 2>&1 \
+    && $sudo make -s install PG_CONFIG="/usr/lib/postgresql/$ver/bin/pg_config" >/dev/null ) \
+    || echo "pgvector could not be built: search by meaning keeps its index in each process" >&2
+  $sudo rm -rf "$work"
 }
 
 # pg_memory_opts: the server's cache sized as PostgreSQL's manual advises for a machine it serves

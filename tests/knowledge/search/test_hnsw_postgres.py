@@ -1,0 +1,152 @@
+"""Search by meaning through pgvector's HNSW index on PostgreSQL (the test script's PostgreSQL has
+the extension: scripts/services.sh builds it), and what the person is told on SQLite or without it.
+The vectors are real all-MiniLM-L6-v2 embeddings from the scripted server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from agent import recall
+from knowledge.models import ChatSession, Message
+from knowledge.search import hnsw_postgres, search_messages
+from knowledge.search import meaning as search_meaning
+from knowledge.search.filters import Filters
+from knowledge.vectors import MessageVector, pack
+from tests import dbs
+from tests.conftest import write_config
+from tests.fakellm import ScriptedLLM
+
+pytestmark = pytest.mark.django_db
+
+FLAKY = "We agreed to rerun the integration suite automatically because it keeps failing at random."
+OTHER = [
+    "For the birthday I will bake a lemon drizzle cake with poppy seeds.",
+    "Please book a table for four at the ramen place on Friday evening.",
+    "My bicycle's rear brake squeaks when it rains.",
+]
+QUERY = "what did we decide about the unreliable CI tests"
+on_postgres = pytest.mark.skipif(not dbs.on_postgres(), reason="pgvector is PostgreSQL's")
+
+
+@pytest.fixture
+def embedding(llm: ScriptedLLM, home: Path) -> ScriptedLLM:
+    llm.serve_embeddings()
+    write_config(home, "embeddings:\n  model: all-minilm\n")
+    return llm
+
+
+def _chat(*texts: str) -> ChatSession:
+    session = ChatSession.objects.create(title="")
+    for text in texts:
+        Message.objects.create(session=session, role="user", content=text)
+    return session
+
+
+def _space() -> str:
+    return search_meaning.embedder().space
+
+
+def _query(text: str) -> np.ndarray:
+    found = search_meaning.query_vector(text)
+    assert found is not None
+    return found[1]
+
+
+@on_postgres
+def test_after_the_background_work_searches_go_through_pgvectors_index(embedding):
+    chat = _chat(FLAKY)
+    _chat(*OTHER)
+    assert recall.embed_backlog().embedded == 4
+    assert hnsw_postgres.usable().usable, "the test PostgreSQL needs pgvector (scripts/services.sh builds it)"
+    assert hnsw_postgres.ready(_space()) is not None
+    page = search_messages(QUERY)
+    assert [h.session_id for h in page.results][:1] == [chat.id] and page.results[0].by_meaning
+    # Through the index, no process loads the vectors into its memory.
+    assert search_meaning.memory_bytes() == 0
+    q = _query(QUERY)
+    through_index = search_meaning.nearest(_space(), q, Filters(), 10)
+    exact = search_meaning.nearest(_space(), q, Filters(), 10, exact=True)
+    assert [n.message_id for n in through_index] == [n.message_id for n in exact]
+    assert [round(n.similarity, 4) for n in through_index] == [round(n.similarity, 4) for n in exact]
+
+
+@on_postgres
+def test_a_filter_that_leaves_out_the_graphs_nearest_still_finds_the_chats_own(embedding):
+    # 150 messages nearer to the query than any other, in one chat: the index's first candidates
+    # are all of it; the other chat's is found by the scan going on (pgvector's iterative scan).
+    crowd = _chat(*[f"{QUERY}? ({i})" for i in range(150)])
+    alone = _chat(FLAKY, *OTHER)
+    recall.embed_backlog()
+    assert hnsw_postgres.ready(_space()) is not None
+    q = _query(QUERY)
+    own = search_meaning.nearest(_space(), q, Filters(session_id=alone.id), 5)
+    assert own and own[0].session_id == alone.id
+    assert all(n.session_id == alone.id for n in own)
+    others = search_meaning.nearest(_space(), q, Filters(exclude_session_id=crowd.id), 5)
+    assert [n.message_id for n in others][:1] == [own[0].message_id]
+
+
+@on_postgres
+def test_a_vector_written_without_its_column_falls_back_until_the_next_round_fills_it(embedding):
+    _chat(*OTHER)
+    recall.embed_backlog()
+    assert hnsw_postgres.ready(_space()) is not None
+    late = _chat(FLAKY)
+    message = late.messages.get()
+    vector = search_meaning.query_vector(FLAKY)
+    assert vector is not None
+    MessageVector.objects.create(message=message, model=_space(), vector=pack(vector[1]))  # no `embedding`
+    assert hnsw_postgres.ready(_space()) is None  # incomplete: never searched through
+    assert search_messages(QUERY).results[0].session_id == late.id  # found by the process's copy
+    recall.embed_backlog()
+    assert hnsw_postgres.ready(_space()) is not None
+    assert search_messages(QUERY).results[0].session_id == late.id
+
+
+@on_postgres
+def test_another_model_gets_its_own_index_and_the_old_one_is_dropped(embedding, home):
+    _chat(FLAKY, *OTHER)
+    recall.embed_backlog()
+    first = hnsw_postgres.index_name(_space())
+    write_config(home, "embeddings:\n  model: all-minilm-again\n")
+    recall.embed_backlog()
+    second = hnsw_postgres.index_name(_space())
+    assert first != second
+    with connection.cursor() as cur:
+        cur.execute("SELECT relname FROM pg_class WHERE relname LIKE %s", [hnsw_postgres.INDEX_PREFIX + "%"])
+        names = {name for (name,) in cur.fetchall()}
+    assert second in names and first not in names
+    assert search_messages(QUERY).results[0].snippet == FLAKY
+
+
+@on_postgres
+def test_the_settings_page_says_where_nearest_messages_are_found(embedding, auth_client):
+    _chat(FLAKY)
+    recall.embed_backlog()
+    page = auth_client.get(reverse("settings")).content.decode()
+    assert "Nearest messages are found through pgvector&#x27;s index in PostgreSQL (pgvector 0.8" in page
+    with connection.cursor() as cur:
+        cur.execute("DROP EXTENSION vector CASCADE")  # a database where nobody enabled it
+    assert hnsw_postgres.ready(_space()) is None
+    assert "pgvector extension is not enabled" in hnsw_postgres.usable().why_not
+    page = auth_client.get(reverse("settings")).content.decode()
+    assert "holds in its memory: the pgvector extension is not enabled in this database" in page
+    assert search_messages(QUERY).results[0].snippet == FLAKY  # found all the same
+
+
+@pytest.mark.skipif(dbs.on_postgres(), reason="SQLite's answer")
+def test_on_sqlite_the_process_holds_the_index(embedding, auth_client):
+    _chat(FLAKY)
+    recall.embed_backlog()
+    assert hnsw_postgres.ready(_space()) is None
+    assert hnsw_postgres.usable().why_not == "the database is SQLite"
+    assert search_meaning.memory_bytes() == 0  # nothing loaded before the first search
+    assert search_messages(QUERY).results[0].snippet == FLAKY
+    assert search_meaning.memory_bytes() > 0
+    page = auth_client.get(reverse("settings")).content.decode()
+    assert "Nearest messages are found through an index each server process holds in its memory." in page
