@@ -37,7 +37,7 @@ from knowledge.capabilities import DbCapabilityStore, known
 from knowledge.history.workers import this_worker
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message
-from knowledge.search import meaning
+from knowledge.search import hnsw_postgres, meaning
 from knowledge.vectors import EntryVector, MessageVector, RecallProgress, pack
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 BATCH = 32  # texts per request (agent/llm/embeddings.py EMBED_BATCH): one request per batch
 MAX_CHARS = 2000  # of a message sent to be embedded: small models read its first 256–512 tokens anyway
 LEASE = timedelta(minutes=2)  # a round holds the work this long, renewed each batch
+# Held while pgvector's index is built (minutes at a million messages): no other process starts a
+# second build meanwhile; one that died leaves the lease to run out and the next round rebuilds.
+INDEX_LEASE = timedelta(hours=1)
 ROUND_BATCHES = 200  # batches in one round at most; the next round goes on
 QUERY_TIMEOUT = 5.0  # seconds a search waits for its query's embedding before answering by words
 DELETE_BATCH = 2000  # vectors of an old model or a private chat removed per statement
@@ -261,6 +264,8 @@ def _round(
             return out  # the round's share is done; the next round goes on
         if not out.waited and not out.error:
             out.entries = _embed_entries(c, space, config)
+            RecallProgress.objects.filter(model=space, worker=me).update(lease_until=timezone.now() + INDEX_LEASE)
+            hnsw_postgres.prepare(space)  # the backlog done: PostgreSQL's own index, where pgvector is
     except LLMError as exc:
         out.error = exc.message
         log.warning("embedding past messages stopped (tried again next round): %s", exc.message)
@@ -285,6 +290,7 @@ def _store(
             unique_fields=["message"],
             update_fields=["model", "vector"],
         )
+        hnsw_postgres.write([(mid, v) for (mid, _), v in zip(todo, vectors, strict=True) if mid in alive])
         progress = RecallProgress.objects.select_for_update().get(model=space)
         progress.high_water = mark
         progress.embedded += len(alive)
