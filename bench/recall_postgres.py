@@ -13,6 +13,14 @@ A process of its own on that database then measures exactly what bench/recall.py
 SQLite (`search_figures_at`): each query searched through the index, by the exact scan and by
 words only, in turns; recall@20 of the index; the first search's load of the vectors. Its rows
 are printed as bench/RESULTS.md's.
+
+Where the server has pgvector (scripts/services.sh builds it for the throwaway cluster), the
+background work's step that makes its HNSW index (knowledge/search/hnsw_postgres.py) then runs as
+the product runs it, timed: the vectors' `embedding` column filled from the stored rows, the index
+built (concurrently, with maintenance_work_mem and a parallel worker as an operator would give a
+big build, PGOPTIONS below); and a fresh process measures the same figures again, its searches
+now going through pgvector's index (the exact scan, the reference of recall@20, stays the
+process's own).
 """
 
 from __future__ import annotations
@@ -60,12 +68,50 @@ def worker(size: int, db: str, vectors: int, queries: int) -> None:
     print(json.dumps([f.to_json() for f in figures]), flush=True)
 
 
+# What an operator gives a one-off index build of this size (pgvector builds far faster when the
+# graph fits in maintenance_work_mem); the product itself leaves the server's settings alone.
+BUILD_OPTIONS = "-c maintenance_work_mem=3GB -c max_parallel_maintenance_workers=1"
+
+
+def prepare_pgvector() -> None:
+    """The background work's pgvector step, timed: one JSON line."""
+    import time
+
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    from knowledge.search import hnsw_postgres
+
+    t = time.perf_counter()
+    state = hnsw_postgres.enable()
+    filled = 0
+    while state.usable and (n := hnsw_postgres.backfill("bench", 20000)):
+        filled += n
+    backfill_s = time.perf_counter() - t
+    t = time.perf_counter()
+    built = state.usable and hnsw_postgres.build_index("bench")
+    build_s = time.perf_counter() - t
+    size = 0
+    if built:
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_relation_size(%s::regclass)", [hnsw_postgres.index_name("bench")])
+            size = int(cur.fetchone()[0])
+    print(json.dumps({"why_not": state.why_not, "version": state.version, "filled": filled, "backfill_s": backfill_s,
+                      "built": built, "build_s": build_s, "index_mb": size / 1e6}), flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--prepare-pgvector", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.prepare_pgvector:
+        prepare_pgvector()
+        return
     if args.worker:
         size, db, vectors, queries = args.worker
         worker(int(size), db, int(vectors), int(queries))
@@ -99,15 +145,26 @@ def _run_size(size: int, db: Path, vectors: int, queries: int, admin_url: str, b
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
         copied = copy_to_postgres(db, pg_url, (*TABLES, VECTORS, PROGRESS))
         print(f"{size:,} messages copied into PostgreSQL and indexed in {copied:.0f} s", flush=True)
-        out = subprocess.run(
-            [sys.executable, __file__, "--worker", str(size), str(db), str(vectors), str(queries)],
-            cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+        worker = [sys.executable, __file__, "--worker", str(size), str(db), str(vectors), str(queries)]
+        out = subprocess.run(worker, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+        rows = [_row(Figure(**f)) for f in json.loads(out.stdout.strip().splitlines()[-1])]
+        prepared = subprocess.run(
+            [sys.executable, __file__, "--prepare-pgvector"], cwd=ROOT, check=True, capture_output=True, text=True,
+            env={**env, "PGOPTIONS": BUILD_OPTIONS},
         )  # fmt: skip
+        step = json.loads(prepared.stdout.strip().splitlines()[-1])
+        if not step["built"]:
+            return [*rows, f"pgvector not used: {step['why_not'] or 'its index was not built'}"]
+        rows.append(
+            f"pgvector {step['version']}: {step['filled']:,} vectors given their column in {step['backfill_s']:.0f} s, "
+            f"HNSW index built in {step['build_s']:.0f} s ({step['index_mb']:.0f} MB)"
+        )
+        out = subprocess.run(worker, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+        rows += [_row(Figure(**f)) for f in json.loads(out.stdout.strip().splitlines()[-1])]
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-    figures = [Figure(**f) for f in json.loads(out.stdout.strip().splitlines()[-1])]
-    return [_row(f) for f in figures]
+    return rows
 
 
 def _row(f: Figure) -> str:
