@@ -145,8 +145,7 @@ def test_on_sqlite_the_process_holds_the_index(embedding, auth_client):
     recall.embed_backlog()
     assert hnsw_postgres.ready(_space()) is None
     assert hnsw_postgres.usable().why_not == "the database is SQLite"
-    assert search_meaning.memory_bytes() == 0  # nothing loaded before the first search
     assert search_messages(QUERY).results[0].snippet == FLAKY
-    assert search_meaning.memory_bytes() > 0
+    assert search_meaning.memory_bytes() > 0  # the process's own copy of the vectors
     page = auth_client.get(reverse("settings")).content.decode()
     assert "Nearest messages are found through an index each server process holds in its memory." in page
