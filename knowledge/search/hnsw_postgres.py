@@ -91,8 +91,12 @@ def usable() -> State:
 def enable() -> State:
     """Make pgvector usable if the server has it: the extension (which needs a superuser the
     first time) and the column. Safe to call again; never raises for a server without it."""
+    if (state := usable()).usable:
+        # Nothing to change: the schema is not touched again (an ALTER, even one with nothing to
+        # do, would wait for every search of the table and hold the next ones back meanwhile).
+        return state
     if connection.vendor != "postgresql":
-        return State(False, "the database is SQLite")
+        return state
     with connection.cursor() as cur:
         cur.execute("SELECT installed_version FROM pg_available_extensions WHERE name = 'vector'")
         row = cur.fetchone()
@@ -110,9 +114,9 @@ def enable() -> State:
                 return State(False, why.replace("\n", " "))
         _settle_checks(cur)
         cur.execute(f"ALTER TABLE {_table()} ADD COLUMN IF NOT EXISTS {COLUMN} vector")
-        cur.execute(
-            f"CREATE INDEX IF NOT EXISTS {INDEX_PREFIX}missing ON {_table()} (model) WHERE {COLUMN} IS NULL"
-        )  # finds at once whether a model's rows all have theirs (`ready`)
+        # Made with the column, in the same transaction: finds at once whether a model's rows all
+        # have theirs (`ready`).
+        cur.execute(f"CREATE INDEX IF NOT EXISTS {INDEX_PREFIX}missing ON {_table()} (model) WHERE {COLUMN} IS NULL")
     return usable()
 
 
@@ -192,23 +196,23 @@ def build_index(space: str) -> bool:
         return bool(_index_valid(cur, name))
 
 
-def prepare(space: str, batches: int = 10) -> State:
+def prepare(space: str, batches: int = 50) -> State:
     """The background work's part (agent/recall.py, each round): pgvector made usable, up to
-    `batches` of older rows given their `embedding`, and the index built once none lacks it."""
+    `batches` of older rows given their `embedding` (each batch its own transaction, so a round
+    cut short keeps what it did), and the index built once none lacks it."""
     try:
         with transaction.atomic():
             state = enable()
-            if not state.usable:
-                return state
-            done = False
-            for _ in range(batches):
-                if not backfill(space):
-                    done = True
-                    break
-        if done:
-            # Outside a transaction where there is none, so that it is built concurrently.
-            with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
-                build_index(space)
+        if not state.usable:
+            return state
+        for _ in range(batches):
+            with transaction.atomic():
+                filled = backfill(space)
+            if not filled:
+                # Outside a transaction where there is none, so that it is built concurrently.
+                with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
+                    build_index(space)
+                break
     except DatabaseError as exc:  # a lock, a full disk: the searches go on through the process's copy
         log.warning("pgvector's index for %s not made this round: %s", space, exc)
         return State(False, f"the last attempt failed: {exc}".replace("\n", " "))

@@ -150,3 +150,25 @@ def test_on_sqlite_the_process_holds_the_index(embedding, auth_client):
     assert search_meaning.memory_bytes() > 0  # the process's own copy of the vectors
     page = auth_client.get(reverse("settings")).content.decode()
     assert "Nearest messages are found through an index each server process holds in its memory." in page
+
+
+@on_postgres
+def test_a_role_that_may_not_enable_pgvector_is_told_how_and_search_goes_on(embedding):
+    chat = _chat(FLAKY, *OTHER[:1])
+    with connection.cursor() as cur:
+        cur.execute("DROP EXTENSION IF EXISTS vector CASCADE")
+        cur.execute("CREATE ROLE hermes_plain_test NOLOGIN")
+        cur.execute("GRANT ALL ON ALL TABLES IN SCHEMA public TO hermes_plain_test")
+        cur.execute("GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO hermes_plain_test")
+        cur.execute("SET ROLE hermes_plain_test")  # the dashboard's role, not a superuser
+    try:
+        result = recall.embed_backlog()
+        assert result.embedded == 2 and not result.error  # the embedding itself is unharmed
+        state = hnsw_postgres.enable()
+        assert not state.usable
+        assert "not enabled in this database" in state.why_not
+        assert "a superuser enables it with CREATE EXTENSION vector" in state.why_not
+        assert search_messages(QUERY).results[0].session_id == chat.id
+    finally:
+        with connection.cursor() as cur:
+            cur.execute("RESET ROLE")
