@@ -53,8 +53,9 @@ def index_name(space: str) -> str:
 
 def _literal(value: str) -> str:
     """`value` as an SQL string literal, for the index's predicate (DDL takes no parameters): the
-    planner also needs to see the literal in a query to use a partial index."""
-    return "'" + value.replace("'", "''") + "'"
+    planner also needs to see the literal in a query to use a partial index. An escape string,
+    so its meaning does not depend on the server's standard_conforming_strings."""
+    return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def _as_vector(v: Vector | Iterable[float]) -> str:
@@ -286,7 +287,7 @@ def nearest(
         cur.execute(
             f"SELECT v.message_id, m.session_id, 1 - ({distance}) FROM {_table()} v "
             f"JOIN {MESSAGES} m ON m.id = v.message_id{join} "
-            f"WHERE v.model = {_literal(space)}"
+            f"WHERE v.model = {_literal(space).replace('%', '%%')}"  # a literal % among the parameters
             + "".join(f" AND {w}" for w in where)
             + f" ORDER BY {distance} LIMIT %s",
             [query, *params, query, limit],

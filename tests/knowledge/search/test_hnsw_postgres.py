@@ -172,3 +172,13 @@ def test_a_role_that_may_not_enable_pgvector_is_told_how_and_search_goes_on(embe
     finally:
         with connection.cursor() as cur:
             cur.execute("RESET ROLE")
+
+
+@on_postgres
+def test_a_model_name_with_quotes_backslashes_and_percents_gets_its_index(embedding, home):
+    write_config(home, 'embeddings:\n  model: "o\'brien\\\\mini 100%"\n')
+    chat = _chat(FLAKY, *OTHER)
+    recall.embed_backlog()
+    assert _space().startswith("o'brien\\mini 100%")
+    assert hnsw_postgres.ready(_space()) is not None
+    assert search_messages(QUERY).results[0].session_id == chat.id
