@@ -37,7 +37,7 @@ from knowledge.capabilities import DbCapabilityStore, known
 from knowledge.history.workers import this_worker
 from knowledge.memory.store import MemoryStore
 from knowledge.models import ChatSession, Message
-from knowledge.search import hnsw_postgres, meaning
+from knowledge.search import meaning, nearest_postgres
 from knowledge.vectors import EntryVector, MessageVector, RecallProgress, pack
 
 log = logging.getLogger(__name__)
@@ -265,7 +265,7 @@ def _round(
         if not out.waited and not out.error:
             out.entries = _embed_entries(c, space, config)
             RecallProgress.objects.filter(model=space, worker=me).update(lease_until=timezone.now() + INDEX_LEASE)
-            hnsw_postgres.prepare(space)  # the backlog done: PostgreSQL's own index, where pgvector is
+            nearest_postgres.prepare(space)  # the backlog done: PostgreSQL's own index, where pgvector is
     except LLMError as exc:
         out.error = exc.message
         log.warning("embedding past messages stopped (tried again next round): %s", exc.message)
@@ -290,7 +290,7 @@ def _store(
             unique_fields=["message"],
             update_fields=["model", "vector"],
         )
-        hnsw_postgres.write([(mid, v) for (mid, _), v in zip(todo, vectors, strict=True) if mid in alive])
+        nearest_postgres.write([(mid, v) for (mid, _), v in zip(todo, vectors, strict=True) if mid in alive])
         progress = RecallProgress.objects.select_for_update().get(model=space)
         progress.high_water = mark
         progress.embedded += len(alive)

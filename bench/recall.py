@@ -294,9 +294,9 @@ def history(tmp: Path, size: int, words: list[str]) -> tuple[Path, Path, int, fl
 def search_figures_at(label: str, qs: list[str], on: Any, vectors: int) -> list[Figure]:
     """Hybrid search with the index and with the exact scan, each against words only; what the
     index finds against the exact scan; the process's first search and the index's build."""
-    from knowledge.search import hnsw_postgres, meaning, search_messages
+    from knowledge.search import meaning, nearest_postgres, search_messages
 
-    pgvector = hnsw_postgres.ready("bench")  # on PostgreSQL with its index built: searches go through it
+    pgvector = nearest_postgres.ready("bench")  # on PostgreSQL with its index built: searches go through it
     before = _rss_mb()
     meaning.register(partial(_same, on))
     t = time.perf_counter()
@@ -312,7 +312,7 @@ def search_figures_at(label: str, qs: list[str], on: Any, vectors: int) -> list[
     for out, how, side in (
         (
             by_index,
-            f"pgvector {pgvector}'s HNSW index" if pgvector else "index" if indexed else "exact scan: no index",
+            f"pgvector {pgvector}'s IVFFlat index" if pgvector else "index" if indexed else "exact scan: no index",
             "index",
         ),
         (by_scan, "exact scan", "scan"),

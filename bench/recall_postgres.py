@@ -15,10 +15,10 @@ words only, in turns; recall@20 of the index; the first search's load of the vec
 are printed as bench/RESULTS.md's.
 
 Where the server has pgvector (scripts/services.sh builds it for the throwaway cluster), the
-background work's step that makes its HNSW index (knowledge/search/hnsw_postgres.py) then runs as
+background work's step that makes its index (knowledge/search/nearest_postgres.py) then runs as
 the product runs it, timed: the vectors' `embedding` column filled from the stored rows, the index
 built (concurrently, with maintenance_work_mem and a parallel worker as an operator would give a
-big build, PGOPTIONS below); and a fresh process measures the same figures again, its searches
+big build, BUILD_OPTIONS below); and a fresh process measures the same figures again, its searches
 now going through pgvector's index (the exact scan, the reference of recall@20, stays the
 process's own).
 """
@@ -68,8 +68,8 @@ def worker(size: int, db: str, vectors: int, queries: int) -> None:
     print(json.dumps([f.to_json() for f in figures]), flush=True)
 
 
-# What an operator gives a one-off index build of this size (pgvector builds far faster when the
-# graph fits in maintenance_work_mem); the product itself leaves the server's settings alone.
+# What an operator gives a one-off index build of this size (memory for its k-means and a parallel
+# worker); the product itself leaves the server's settings alone.
 BUILD_OPTIONS = "-c maintenance_work_mem=3GB -c max_parallel_maintenance_workers=1"
 
 
@@ -82,21 +82,21 @@ def prepare_pgvector() -> None:
     django.setup()
     from django.db import connection
 
-    from knowledge.search import hnsw_postgres
+    from knowledge.search import nearest_postgres
 
     t = time.perf_counter()
-    state = hnsw_postgres.enable()
+    state = nearest_postgres.enable()
     filled = 0
-    while state.usable and (n := hnsw_postgres.backfill("bench", 20000)):
+    while state.usable and (n := nearest_postgres.backfill("bench", 20000)):
         filled += n
     backfill_s = time.perf_counter() - t
     t = time.perf_counter()
-    built = state.usable and hnsw_postgres.build_index("bench")
+    built = state.usable and nearest_postgres.build_index("bench")
     build_s = time.perf_counter() - t
     size = 0
     if built:
         with connection.cursor() as cur:
-            cur.execute("SELECT pg_relation_size(%s::regclass)", [hnsw_postgres.index_name("bench")])
+            cur.execute("SELECT pg_relation_size(%s::regclass)", [nearest_postgres.index_name("bench")])
             size = int(cur.fetchone()[0])
     print(json.dumps({"why_not": state.why_not, "version": state.version, "filled": filled, "backfill_s": backfill_s,
                       "built": built, "build_s": build_s, "index_mb": size / 1e6}), flush=True)  # fmt: skip
@@ -157,7 +157,7 @@ def _run_size(size: int, db: Path, vectors: int, queries: int, admin_url: str, b
             return [*rows, f"pgvector not used: {step['why_not'] or 'its index was not built'}"]
         rows.append(
             f"pgvector {step['version']}: {step['filled']:,} vectors given their column in {step['backfill_s']:.0f} s, "
-            f"HNSW index built in {step['build_s']:.0f} s ({step['index_mb']:.0f} MB)"
+            f"IVFFlat index built in {step['build_s']:.0f} s ({step['index_mb']:.0f} MB)"
         )
         out = subprocess.run(worker, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
         rows += [_row(Figure(**f)) for f in json.loads(out.stdout.strip().splitlines()[-1])]

@@ -30,7 +30,7 @@ import numpy as np
 from django.db import connection
 
 from knowledge.models import Message
-from knowledge.search import hnsw_postgres, nearest_index
+from knowledge.search import nearest_index, nearest_postgres
 from knowledge.search.filters import Filters, filter_sql
 from knowledge.search.nearest_index import ListIndex
 from knowledge.search.schema import MESSAGES, SESSIONS
@@ -261,8 +261,8 @@ def nearest(
     first, none below MIN_SIMILARITY. `leave_out_sql`: SQL selecting ids of messages that must
     not be found (an exclusion's matches). `exact`: scan every vector even when an index is built
     (what the index is measured against)."""
-    if not exact and (version := hnsw_postgres.ready(space)) is not None:  # PostgreSQL's index
-        hits = hnsw_postgres.nearest(space, q, filters, limit, MIN_SIMILARITY, ROLES, leave_out_sql or [], version)
+    if not exact and (version := nearest_postgres.ready(space)) is not None:  # PostgreSQL's index
+        hits = nearest_postgres.nearest(space, q, filters, limit, MIN_SIMILARITY, ROLES, leave_out_sql or [], version)
         return [Near(mid, sid, similarity) for mid, sid, similarity in hits]
     held = _space(space)
     with held.lock:  # the refresh only: the arrays are replaced, never changed, so scans run side by side
@@ -353,7 +353,7 @@ class Status:
     embedded: int  # messages with a vector of this model
     total: int  # messages that get one: what the person and the agent said, outside private chats
     error: str  # the background work's last failure, "" when fine
-    where: str = ""  # where the nearest vectors are found (hnsw_postgres.where), "" when off
+    where: str = ""  # where the nearest vectors are found (nearest_postgres.where), "" when off
 
     @property
     def done(self) -> bool:
@@ -373,4 +373,4 @@ def status() -> Status:
     progress = RecallProgress.objects.filter(model=current.space).first()
     embedded = MessageVector.objects.filter(model=current.space, message__session__private=False).count()
     error = progress.error if progress else ""
-    return Status(True, "", current.space, min(embedded, total), total, error, hnsw_postgres.where(current.space))
+    return Status(True, "", current.space, min(embedded, total), total, error, nearest_postgres.where(current.space))

@@ -1,15 +1,22 @@
-"""Search by meaning through pgvector's HNSW index, on PostgreSQL when the `vector` extension is
-there (docs/DECISIONS.md, record 29).
+"""Search by meaning through pgvector's index, on PostgreSQL when the `vector` extension is there
+(docs/DECISIONS.md, record 29).
 
 The vectors stay where they are on both databases (knowledge/vectors.py: float32 BLOBs, one row
 a message). Where pgvector can be used, the same rows also get an `embedding vector` column,
 filled as vectors are written (`write`) and, for rows written before, by the background work
-(`prepare`, from agent/recall.py), which then builds one HNSW index per embedding model: a partial
-index on `embedding::vector(<dimensions>)` for that model's rows, cosine distance. A search uses
-it only while it is complete — the index valid and no row of the model without its `embedding` —
-and otherwise falls back to the process's own copy (knowledge/search/meaning.py), so it is never
-missing a message. Through the index no process holds the vectors in memory, and the filters are
-applied by PostgreSQL inside the index scan (pgvector's iterative scan, from 0.8).
+(`prepare`, from agent/recall.py), which then builds one IVFFlat index per embedding model: a
+partial index on `embedding::vector(<dimensions>)` for that model's rows, cosine distance, about
+sqrt(n) lists, as the process's own index (knowledge/search/nearest_index.py) has; it is built
+again, beside the old one, when the rows have grown RETRAIN_GROWTH times. A search uses it only
+while it is complete — the index valid and no row of the model without its `embedding` — and
+otherwise falls back to the process's own copy (knowledge/search/meaning.py), so it never misses a
+message. Through the index no process holds the vectors in memory; the filters and the similarity
+floor are applied by PostgreSQL, which probes further lists while too few rows pass them
+(pgvector's iterative scan, from 0.8).
+
+Why IVFFlat and not HNSW: on benchmark 13's million vectors (bench/recall_postgres.py), HNSW
+(pgvector's defaults) found 0.74–0.91 of the exact scan's top 20 at ef_search 100–400 and took
+338 s to build; IVFFlat found 0.986 at 16 probes and took 66 s.
 
 Nothing here runs on SQLite: `usable()` answers False there.
 """
@@ -19,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,12 +41,13 @@ from knowledge.vectors import MessageVector, Vector, unpack
 log = logging.getLogger(__name__)
 
 COLUMN = "embedding"
-INDEX_PREFIX = "knowledge_vec_hnsw_"
-# Candidates the graph search keeps (pgvector's default is 40): at a million messages 40 found
-# fewer of the exact scan's top 20 than the process's own index does (bench/recall_postgres.py).
-EF_SEARCH = 100
-# The most rows an iterative scan visits when filters (a chat, dates, a source) leave too few.
-MAX_SCAN_TUPLES = 20000
+INDEX_PREFIX = "knowledge_vec_ivf_"
+MISSING_INDEX = "knowledge_vec_missing"  # the rows still without their `embedding`
+# Lists probed first, as the process's own index reads its 16 nearest lists; while filters or the
+# similarity floor leave too few rows, up to MAX_PROBES_PER_PROBE times as many.
+PROBES = 16
+MAX_PROBES_PER_PROBE = 4
+RETRAIN_GROWTH = 4  # the index is built again when its model's rows have grown this many times
 BACKFILL_BATCH = 2000
 
 
@@ -117,7 +126,7 @@ def enable() -> State:
         cur.execute(f"ALTER TABLE {_table()} ADD COLUMN IF NOT EXISTS {COLUMN} vector")
         # Made with the column, in the same transaction: finds at once whether a model's rows all
         # have theirs (`ready`).
-        cur.execute(f"CREATE INDEX IF NOT EXISTS {INDEX_PREFIX}missing ON {_table()} (model) WHERE {COLUMN} IS NULL")
+        cur.execute(f"CREATE INDEX IF NOT EXISTS {MISSING_INDEX} ON {_table()} (model) WHERE {COLUMN} IS NULL")
     return usable()
 
 
@@ -165,35 +174,51 @@ def _index_valid(cur: Any, name: str) -> bool | None:
     return None if row is None else bool(row[0])
 
 
+def _built_for(cur: Any, name: str) -> int:
+    """The rows the index was built for (its comment), 0 when unknown."""
+    cur.execute("SELECT obj_description(%s::regclass, 'pg_class')", [name])
+    row = cur.fetchone()
+    comment = str(row[0] or "") if row else ""
+    return int(comment.removeprefix("rows=")) if comment.startswith("rows=") and comment[5:].isdigit() else 0
+
+
 def build_index(space: str) -> bool:
-    """The HNSW index of `space`'s vectors, built if missing (concurrently, unless inside a
-    transaction, where PostgreSQL cannot); other models' indexes dropped. True when it is there."""
-    name = index_name(space)
+    """The index of `space`'s vectors, built if missing or outgrown (concurrently, unless inside a
+    transaction, where PostgreSQL cannot), a new one beside the old until it is ready; other
+    models' indexes dropped. True when one is there."""
+    name, fresh = index_name(space), index_name(space) + "_new"
     concurrently = "" if connection.in_atomic_block else " CONCURRENTLY"
     with connection.cursor() as cur:
         _settle_checks(cur)
         cur.execute(
             "SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
-            "WHERE i.indrelid = %s::regclass AND c.relname LIKE %s AND c.relname <> %s",
-            [_table(), INDEX_PREFIX + "%", INDEX_PREFIX + "missing"],
+            "WHERE i.indrelid = %s::regclass AND c.relname LIKE %s",
+            [_table(), INDEX_PREFIX.replace("_", "\\_") + "%"],
         )
         for (other,) in cur.fetchall():
-            if other != name:  # another model's vectors: never searched again
+            if other not in (name, fresh):  # another model's vectors: never searched again
                 cur.execute(f"DROP INDEX{concurrently} IF EXISTS {other}")
-        valid = _index_valid(cur, name)
-        if valid:
-            return True
-        if valid is False:
-            cur.execute(f"DROP INDEX{concurrently} IF EXISTS {name}")
+        cur.execute(f"SELECT count(*) FROM {_table()} WHERE model = %s", [space])  # from the (model, message) index
+        rows = int(cur.fetchone()[0])
+        if not rows:
+            return bool(_index_valid(cur, name))  # nothing embedded: the dimensions are not known
         cur.execute(f"SELECT octet_length(vector) / 4 FROM {_table()} WHERE model = %s LIMIT 1", [space])
-        row = cur.fetchone()
-        if row is None:
-            return False  # nothing embedded yet: the dimensions are not known
-        dims = int(row[0])
+        dims = int(cur.fetchone()[0])
+        valid = _index_valid(cur, name)
+        if valid and rows < RETRAIN_GROWTH * max(1, _built_for(cur, name)):
+            return True
+        # A new index beside the one in use (searches go on through it), then put in its place.
+        cur.execute(f"DROP INDEX{concurrently} IF EXISTS {fresh}")  # one a build left unfinished
+        lists = max(1, round(math.sqrt(rows)))
         cur.execute(
-            f"CREATE INDEX{concurrently} IF NOT EXISTS {name} ON {_table()} "
-            f"USING hnsw (({COLUMN}::vector({dims})) vector_cosine_ops) WHERE model = {_literal(space)}"
+            f"CREATE INDEX{concurrently} {fresh} ON {_table()} USING ivfflat "
+            f"(({COLUMN}::vector({dims})) vector_cosine_ops) WITH (lists = {lists}) "
+            f"WHERE model = {_literal(space)}"
         )
+        cur.execute(f"COMMENT ON INDEX {fresh} IS 'rows={rows}'")
+        with transaction.atomic():
+            cur.execute(f"DROP INDEX IF EXISTS {name}")
+            cur.execute(f"ALTER INDEX {fresh} RENAME TO {name}")
         return bool(_index_valid(cur, name))
 
 
@@ -278,19 +303,19 @@ def nearest(
     distance = f"v.{COLUMN}::vector({dims}) <=> %s::vector({dims})"
     query = _as_vector(q)
     with transaction.atomic(), connection.cursor() as cur:
-        cur.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, limit)}")
+        cur.execute(f"SET LOCAL ivfflat.probes = {PROBES}")
         if tuple(int(p) for p in version.split(".")[:2]) >= (0, 8):
-            # With filters the graph's nearest may all be filtered out: the scan goes on until
-            # `limit` pass (in about the right order; sorted again below).
-            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cur.execute(f"SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}")
+            # While the filters or the floor leave fewer than `limit` rows, further lists are
+            # probed (in about the right order: sorted again below).
+            cur.execute("SET LOCAL ivfflat.iterative_scan = relaxed_order")
+            cur.execute(f"SET LOCAL ivfflat.max_probes = {PROBES * MAX_PROBES_PER_PROBE}")
         cur.execute(
             f"SELECT v.message_id, m.session_id, 1 - ({distance}) FROM {_table()} v "
             f"JOIN {MESSAGES} m ON m.id = v.message_id{join} "
             f"WHERE v.model = {_literal(space).replace('%', '%%')}"  # a literal % among the parameters
             + "".join(f" AND {w}" for w in where)
-            + f" ORDER BY {distance} LIMIT %s",
-            [query, *params, query, limit],
+            + f" AND ({distance}) < %s ORDER BY {distance} LIMIT %s",
+            [query, *params, query, 1 - min_similarity, query, limit],
         )
         rows = cur.fetchall()
     hits = [(int(mid), str(sid), float(sim)) for mid, sid, sim in rows if float(sim) >= min_similarity]
