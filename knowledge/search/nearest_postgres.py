@@ -5,7 +5,8 @@ The vectors stay where they are on both databases (knowledge/vectors.py: float32
 a message). Where pgvector can be used, the same rows also get an `embedding vector` column,
 filled as vectors are written (`write`) and, for rows written before, by the background work
 (`prepare`, from agent/recall.py), which then builds one IVFFlat index per embedding model: a
-partial index on `embedding::vector(<dimensions>)` for that model's rows, cosine distance, about
+partial index on `embedding::halfvec(<dimensions>)` for that model's rows (half precision: half
+the index to read and to keep in PostgreSQL's cache), cosine distance, about
 sqrt(n) lists, as the process's own index (knowledge/search/nearest_index.py) has; it is built
 again, beside the old one, when the rows have grown RETRAIN_GROWTH times. A search uses it only
 while it is complete — the index valid and no row of the model without its `embedding` — and
@@ -72,6 +73,10 @@ def _as_vector(v: Vector | Iterable[float]) -> str:
     return "[" + ",".join(f"{x:.8g}" for x in np.asarray(v, dtype=np.float32).tolist()) + "]"
 
 
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+
+
 @dataclass(frozen=True)
 class State:
     """Whether search by meaning can go through pgvector here, and why not."""
@@ -89,6 +94,8 @@ def usable() -> State:
         row = cur.fetchone()
         if row is None:
             return State(False, "the pgvector extension is not enabled in this database")
+        if _version(str(row[0])) < (0, 7):
+            return State(False, f"pgvector {row[0]} is older than 0.7, the first with half-precision vectors")
         cur.execute(
             "SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s AND NOT attisdropped",
             [_table(), COLUMN],
@@ -212,7 +219,7 @@ def build_index(space: str) -> bool:
         lists = max(1, round(math.sqrt(rows)))
         cur.execute(
             f"CREATE INDEX{concurrently} {fresh} ON {_table()} USING ivfflat "
-            f"(({COLUMN}::vector({dims})) vector_cosine_ops) WITH (lists = {lists}) "
+            f"(({COLUMN}::halfvec({dims})) halfvec_cosine_ops) WITH (lists = {lists}) "
             f"WHERE model = {_literal(space)}"
         )
         cur.execute(f"COMMENT ON INDEX {fresh} IS 'rows={rows}'")
@@ -300,11 +307,11 @@ def nearest(
         where.append(f"m.id NOT IN ({sql})")
         params.extend(sql_params)
     join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if filters.needs_session else ""
-    distance = f"v.{COLUMN}::vector({dims}) <=> %s::vector({dims})"
+    distance = f"v.{COLUMN}::halfvec({dims}) <=> %s::halfvec({dims})"  # the index's expression
     query = _as_vector(q)
     with transaction.atomic(), connection.cursor() as cur:
         cur.execute(f"SET LOCAL ivfflat.probes = {PROBES}")
-        if tuple(int(p) for p in version.split(".")[:2]) >= (0, 8):
+        if _version(version) >= (0, 8):
             # While the filters or the floor leave fewer than `limit` rows, further lists are
             # probed (in about the right order: sorted again below).
             cur.execute("SET LOCAL ivfflat.iterative_scan = relaxed_order")
