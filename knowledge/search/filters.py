@@ -12,6 +12,8 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from knowledge.search.schema import SESSIONS
+
 
 @dataclass
 class Filters:
@@ -65,3 +67,19 @@ def filter_sql(f: Filters) -> tuple[list[str], list[Any]]:
     if f.without_private:  # the few private chats' ids, from their partial index
         where.append("m.session_id NOT IN (SELECT id FROM knowledge_chatsession WHERE private)")
     return where, params
+
+
+def vector_conditions(
+    f: Filters, roles: Sequence[str], leave_out: list[tuple[str, list[Any]]]
+) -> tuple[str, list[str], list[Any]]:
+    """(join, conditions, parameters) of a search by meaning over the vectors' rows `v` joined to
+    their messages `m`: the embedded roles, the search's filters, and no message an exclusion's SQL
+    selects."""
+    where, params = filter_sql(f)
+    where = [f"m.role IN ({', '.join(['%s'] * len(roles))})", *where]
+    params = [*roles, *params]
+    for sql, sql_params in leave_out:
+        where.append(f"m.id NOT IN ({sql})")
+        params.extend(sql_params)
+    join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if f.needs_session else ""
+    return join, where, params

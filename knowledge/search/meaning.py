@@ -31,9 +31,9 @@ from django.db import connection
 
 from knowledge.models import Message
 from knowledge.search import nearest_index, nearest_postgres
-from knowledge.search.filters import Filters, filter_sql
+from knowledge.search.filters import Filters, vector_conditions
 from knowledge.search.nearest_index import ListIndex
-from knowledge.search.schema import MESSAGES, SESSIONS
+from knowledge.search.schema import MESSAGES
 from knowledge.vectors import MessageVector, RecallProgress, Vector, unpack
 
 log = logging.getLogger(__name__)
@@ -319,13 +319,7 @@ def _checked(
 ) -> list[Near]:
     """The candidates that still exist and pass the filters, scored exactly from their stored
     vectors."""
-    where, params = filter_sql(filters)
-    where = [f"m.role IN ({', '.join(['%s'] * len(ROLES))})", *where]
-    params = [*ROLES, *params]
-    for sql, sql_params in leave_out:
-        where.append(f"m.id NOT IN ({sql})")
-        params.extend(sql_params)
-    join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if filters.needs_session else ""
+    join, where, params = vector_conditions(filters, ROLES, leave_out)
     placeholders = ", ".join(["%s"] * len(ids))
     with connection.cursor() as cur:
         cur.execute(

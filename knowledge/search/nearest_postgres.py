@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from django.db import DatabaseError, connection, transaction
 
-from knowledge.search.filters import Filters, filter_sql
-from knowledge.search.schema import MESSAGES, SESSIONS
+from knowledge.search.filters import Filters, vector_conditions
+from knowledge.search.schema import MESSAGES
 from knowledge.vectors import MessageVector, Vector, unpack
 
 log = logging.getLogger(__name__)
@@ -300,13 +300,7 @@ def nearest(
     index, passing the filters, none below `min_similarity`, nearest first (`ready` said the
     index can be used)."""
     dims = len(q)
-    where, params = filter_sql(filters)
-    where = [f"m.role IN ({', '.join(['%s'] * len(roles))})", *where]
-    params = [*roles, *params]
-    for sql, sql_params in leave_out:
-        where.append(f"m.id NOT IN ({sql})")
-        params.extend(sql_params)
-    join = f" JOIN {SESSIONS} s ON s.id = m.session_id" if filters.needs_session else ""
+    join, where, params = vector_conditions(filters, roles, leave_out)
     distance = f"v.{COLUMN}::halfvec({dims}) <=> %s::halfvec({dims})"  # the index's expression
     query = _as_vector(q)
     with transaction.atomic(), connection.cursor() as cur:
