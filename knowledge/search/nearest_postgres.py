@@ -6,9 +6,10 @@ a message). Where pgvector can be used, the same rows also get an `embedding vec
 filled as vectors are written (`write`) and, for rows written before, by the background work
 (`prepare`, from agent/recall.py), which then builds one IVFFlat index per embedding model: a
 partial index on `embedding::halfvec(<dimensions>)` for that model's rows (half precision: half
-the index to read and to keep in PostgreSQL's cache), cosine distance, about
-sqrt(n) lists, as the process's own index (knowledge/search/nearest_index.py) has; it is built
-again, beside the old one, when the rows have grown RETRAIN_GROWTH times. A search uses it only
+the index to read and to keep in PostgreSQL's cache), cosine distance, about sqrt(n) lists as the
+process's own index (knowledge/search/nearest_index.py) has, or one list (an exact scan) below
+EXACT_BELOW rows; it is built again, beside the old one, when the rows have grown RETRAIN_GROWTH
+times. A search uses it only
 while it is complete — the index valid and no row of the model without its `embedding` — and
 otherwise falls back to the process's own copy (knowledge/search/meaning.py), so it never misses a
 message. Through the index no process holds the vectors in memory; the filters and the similarity
@@ -49,6 +50,9 @@ MISSING_INDEX = "knowledge_vec_missing"  # the rows still without their `embeddi
 PROBES = 16
 MAX_PROBES_PER_PROBE = 4
 RETRAIN_GROWTH = 4  # the index is built again when its model's rows have grown this many times
+# Below this many rows the index has one list, which every search reads whole: an exact scan, as
+# the process's own copy scans exactly below the same number (meaning.EXACT_BELOW).
+EXACT_BELOW = 50000
 BACKFILL_BATCH = 2000
 
 
@@ -216,7 +220,7 @@ def build_index(space: str) -> bool:
             return True
         # A new index beside the one in use (searches go on through it), then put in its place.
         cur.execute(f"DROP INDEX{concurrently} IF EXISTS {fresh}")  # one a build left unfinished
-        lists = max(1, round(math.sqrt(rows)))
+        lists = max(1, round(math.sqrt(rows))) if rows >= EXACT_BELOW else 1
         cur.execute(
             f"CREATE INDEX{concurrently} {fresh} ON {_table()} USING ivfflat "
             f"(({COLUMN}::halfvec({dims})) halfvec_cosine_ops) WITH (lists = {lists}) "

@@ -82,6 +82,7 @@ def test_a_filter_that_leaves_out_the_nearest_still_finds_the_chats_own(embeddin
     # 150 messages nearer to the query than any other, in one chat: the nearest list is all of it
     # (one list probed first, as the first few of a large history's); the other chat's is found
     # by the scan probing on while the filter leaves too few (pgvector's iterative scan).
+    monkeypatch.setattr(nearest_postgres, "EXACT_BELOW", 0)  # lists from the first row on
     monkeypatch.setattr(nearest_postgres, "PROBES", 1)
     monkeypatch.setattr(nearest_postgres, "MAX_PROBES_PER_PROBE", 1000)
     crowd = _chat(*[f"{QUERY}? ({i})" for i in range(150)])
@@ -189,7 +190,8 @@ def test_a_model_name_with_quotes_backslashes_and_percents_gets_its_index(embedd
 
 
 @on_postgres
-def test_the_index_is_built_again_when_the_history_has_grown(embedding):
+def test_the_index_is_built_again_when_the_history_has_grown(embedding, monkeypatch):
+    monkeypatch.setattr(nearest_postgres, "EXACT_BELOW", 0)  # a large history in miniature
     _chat(FLAKY, *OTHER)
     recall.embed_backlog()
     name = nearest_postgres.index_name(_space())
@@ -209,3 +211,19 @@ def test_the_index_is_built_again_when_the_history_has_grown(embedding):
     assert lists() == 4
     assert nearest_postgres.ready(_space()) is not None
     assert search_messages(QUERY).results[0].snippet == FLAKY
+
+
+@on_postgres
+def test_a_history_below_the_exact_size_gets_one_list_read_whole(embedding):
+    _chat(FLAKY, *OTHER, *[f"{text} ({i})" for i in range(8) for text in OTHER])  # 28 rows
+    recall.embed_backlog()
+    with connection.cursor() as cur:
+        cur.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [nearest_postgres.index_name(_space())])
+        (options,) = cur.fetchone()
+    assert "lists=1" in options  # every search reads every vector: exact, as the process's copy is
+    q = _query(QUERY)
+    exact = search_meaning.nearest(_space(), q, Filters(), 40, exact=True)
+    through_index = search_meaning.nearest(_space(), q, Filters(), 40)
+    # The same messages (near-equal cosines may swap places: the index's are half precision).
+    assert {n.message_id for n in through_index} == {n.message_id for n in exact}
+    assert through_index[0].message_id == exact[0].message_id
