@@ -3,6 +3,7 @@ the same background review the counters start, with the focus in its prompt."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -47,6 +48,16 @@ def notices() -> Iterator[list[notify.ReviewNotice]]:
     unsubscribe()
 
 
+def _notice_of(heard: list[notify.ReviewNotice], session_id: str) -> notify.ReviewNotice:
+    """The one notice of the session's review. The run is marked done before its notice is
+    published (and, on the scale-out profile, before the channel layer delivers it): waited for."""
+    deadline = time.monotonic() + 15
+    while not (found := [n for n in heard if n.session_id == session_id]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (notice,) = found
+    return notice
+
+
 @pytest.mark.parametrize(
     ("text", "focus"),
     [
@@ -86,7 +97,7 @@ def test_review_now_runs_the_review_with_the_focus_and_its_notice_follows(
     ] == "I build the stack with docker compose"
     run = ReviewRun.objects.get(session=session)
     assert (run.trigger, run.focus, run.status) == ("request", "docker compose", "done")
-    (notice,) = [n for n in notices if n.session_id == session.pk]
+    notice = _notice_of(notices, session.pk)
     assert notice.requested and notice.line == "💾 1 saved"
     assert "Builds the stack with docker compose" in (home / "memories" / "MEMORY.md").read_text()
 
@@ -100,7 +111,7 @@ def test_review_now_without_a_focus_and_with_nothing_saved_still_answers(
     assert wait_for_reviews(session.pk, 30)
     (review,) = [b for b in llm.requests if review_kind(b) is not None]
     assert "Focus on: " not in review["messages"][-1]["content"].split("\n\n", 1)[1]
-    (notice,) = [n for n in notices if n.session_id == session.pk]
+    notice = _notice_of(notices, session.pk)
     assert notice.requested and notice.line == "" and notice.status == "done"
 
 
