@@ -62,6 +62,19 @@ def test_stop_before_the_first_byte_ends_the_call_and_hangs_up(server, retries, 
     client.close()
 
 
+def test_a_request_stop_cut_is_not_sent_again(server):
+    """The client retries a dropped connection, and a cut one looks dropped: after Stop no
+    second request may reach the server (it would generate an answer nobody reads)."""
+    server.push(Reply(text="too late", delay=20))
+    client = _client(server, retries=2)
+    interrupt = _stop_when(lambda: len(server.chat_requests()) == 1, StopSignal)
+    events = list(client.stream([{"role": "user", "content": "hi"}], None, interrupt))
+    assert events == [ModelReply("", [], "interrupted")]
+    time.sleep(1.5)  # longer than the client's first backoff (at most 0.5 s)
+    assert len(server.chat_requests()) == 1 and server.hangups == 1
+    client.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("flag", FLAGS)
 def test_stop_between_slow_chunks_keeps_what_arrived(server, flag):
