@@ -102,6 +102,7 @@ def tool_names(body: dict[str, Any]) -> list[str]:
 class ScriptedLLM:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []  # of each chat request, in order
         self.queue: list[ReplySpec] = []
         self.rules: list[tuple[Callable[[dict[str, Any]], bool], ReplySpec, list[int]]] = []
         self.default: ReplySpec = lambda body: Reply(text="ok")
@@ -203,6 +204,8 @@ class ScriptedLLM:
                 if self.path.rstrip("/").endswith("/embeddings"):
                     self._raw(owner._embed(body))
                     return
+                with owner._lock:
+                    owner.request_headers.append({k.lower(): v for k, v in self.headers.items()})
                 reply = owner._choose(body)
                 if reply.delay and self._client_left(reply.delay):
                     with owner._lock:

@@ -234,6 +234,26 @@ def test_429_is_retried_then_succeeds():
         s.stop()
 
 
+def test_the_first_try_and_a_retry_carry_the_same_request():
+    """The first try goes around the openai client's request path, its retries through it: the
+    server must not tell them apart (the key, the client's own headers, the body)."""
+    s = _server()
+    try:
+        s.push(Reply(status=429), Reply(text="after the wait"))
+        client = ChatClient(base_url=s.base_url, api_key="sk-test", model="m", max_retries=2)
+        events = _run(AgentLoop(client, ToolRegistry(), ToolContext()), [{"role": "user", "content": "é x"}])
+        assert isinstance(events[-1], TurnDone) and events[-1].final_text == "after the wait"
+        first, retry = s.request_headers
+        per_try = {"x-stainless-retry-count", "x-stainless-read-timeout", "content-length"}
+        assert first["authorization"] == "Bearer sk-test" and first["user-agent"].startswith("OpenAI/Python")
+        assert {k: v for k, v in first.items() if k not in per_try} == {
+            k: v for k, v in retry.items() if k not in per_try
+        }
+        assert s.requests[0] == s.requests[1]
+    finally:
+        s.stop()
+
+
 def test_server_down_is_a_clear_error():
     s = _server()
     url = s.base_url
