@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -61,6 +62,8 @@ from foundation import config as hermes_config
 from knowledge import attachments
 from knowledge.models import ChatSession
 from knowledge.versions import VersionError
+
+Claim = threading.Event | None | Exception  # a turn's Stop flag, None (busy), or why the claim failed
 
 UNAUTHORIZED = 4401
 FORBIDDEN_ORIGIN = 4403
@@ -263,19 +266,30 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
         if wait:
             await self.error(why, retry_after=wait)
             return
-        try:
-            # Not on the one thread every consumer's database call shares: when dozens of chats
-            # send at once, their claims would queue there one by one before any turn starts.
-            claim = database_sync_to_async(chat_service.try_begin_turn, thread_sensitive=False)
-            interrupt = await claim(self.session_id)
-        except ChatSession.DoesNotExist:
-            await self.error("This chat no longer exists (it was deleted).", retry=False)
-            return
-        if interrupt is None:
+        # The session is claimed on the thread that then runs its turn (not on the one thread
+        # every consumer's database call shares: when dozens of chats send at once, their claims
+        # would queue there one by one before any turn starts). Frames the turn sends before its
+        # hub below starts wait in the queue.
+        loop = asyncio.get_running_loop()
+        claimed: asyncio.Future[Claim] = loop.create_future()
+        queue = FrameQueue(loop)
+
+        def heard(outcome: Claim) -> None:  # on the turn's thread
+            loop.call_soon_threadsafe(_settle, claimed, outcome)
+
+        chat_service.start_turn(self.session_id, text, queue.put, heard, request)
+        outcome = await claimed
+        if outcome is None or isinstance(outcome, Exception):
+            queue.discard()
+            if isinstance(outcome, ChatSession.DoesNotExist):
+                await self.error("This chat no longer exists (it was deleted).", retry=False)
+                return
+            if outcome is not None:
+                raise outcome
             await self.error(chat_service.BUSY_MESSAGE)
             return
+        interrupt = outcome
         self.turns.end()  # the session was free: any turn watched here is over
-        queue = FrameQueue(asyncio.get_running_loop())
         self.hub = TurnHub(
             self.channel_layer,
             self.session_id,
@@ -285,7 +299,11 @@ class ChatConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):
             stop=interrupt.set,
         )
         await self.hub.start(queue)
-        chat_service.submit_turn(self.session_id, text, interrupt, queue.put, request)  # put: on the turn's thread
+
+
+def _settle(future: asyncio.Future[Claim], outcome: Claim) -> None:
+    if not future.done():  # (done: the socket closed meanwhile and its handler was cancelled)
+        future.set_result(outcome)
 
 
 class NotifyConsumer(_LogoutMixin, AsyncJsonWebsocketConsumer):

@@ -69,6 +69,10 @@ class FrameQueue:
             self._had_delta = True
         self._wakes.put(self, frame, urgent)
 
+    def discard(self) -> None:
+        """The turn this queue was made for never started (its claim was refused)."""
+        self._wakes.closed()
+
     async def get_batch(self) -> list[Frame | None]:
         """Every frame that arrived since the last batch (at least one), in order."""
         while True:
@@ -107,6 +111,10 @@ class _Wakes:
     def opened(self) -> None:
         with self.lock:
             self.open += 1
+
+    def closed(self) -> None:
+        with self.lock:
+            self.open -= 1
 
     def put(self, queue: FrameQueue, frame: Frame | None, urgent: bool) -> None:
         with self.lock:

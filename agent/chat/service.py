@@ -189,7 +189,35 @@ def _saved_state(session: ChatSession, frame: Frame) -> None:
 def submit_turn(
     session_id: str, text: str, interrupt: threading.Event, emit: Emit, request: TurnRequest | None = None
 ) -> None:
+    """Run the turn of a session claimed already (`try_begin_turn`) on a turn thread."""
     _pool().submit(_drive_turn, session_id, text, interrupt, emit, request)
+
+
+Claimed = Callable[[threading.Event | None | Exception], None]
+
+
+def start_turn(session_id: str, text: str, emit: Emit, claimed: Claimed, request: TurnRequest | None = None) -> None:
+    """Claim the session and run its turn, both on a turn thread: `claimed` hears the claim's
+    outcome first (the turn's Stop flag; None when a turn of the session runs elsewhere; or the
+    error, e.g. `ChatSession.DoesNotExist`), then `emit` the turn's frames if it was claimed.
+
+    One hop from the event loop instead of two (the claim on a thread of its own, then the
+    turn on another): on this kind of machine each thread woken costs 0.2-0.3 ms of CPU."""
+    _pool().submit(_claim_and_drive, session_id, text, emit, claimed, request)
+
+
+def _claim_and_drive(session_id: str, text: str, emit: Emit, claimed: Claimed, request: TurnRequest | None) -> None:
+    try:
+        interrupt = try_begin_turn(session_id)
+    except Exception as exc:  # noqa: BLE001 - the caller tells the page (a deleted chat, a database error)
+        close_old_connections()
+        claimed(exc)
+        return
+    claimed(interrupt)
+    if interrupt is None:
+        close_old_connections()
+        return
+    _drive_turn(session_id, text, interrupt, emit, request)
 
 
 def _drive_turn(
