@@ -213,7 +213,13 @@ def _claim_and_drive(session_id: str, text: str, emit: Emit, claimed: Claimed, r
         close_old_connections()
         claimed(exc)
         return
-    claimed(interrupt)
+    try:
+        claimed(interrupt)
+    except RuntimeError:  # the event loop closed (the server stops): nobody waits for this turn
+        if interrupt is not None:
+            _finish_turn(session_id)  # the lease given back; nothing was stored
+        close_old_connections()
+        return
     if interrupt is None:
         close_old_connections()
         return

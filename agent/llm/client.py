@@ -201,11 +201,12 @@ class ChatClient:
         request = http.build_request(
             "POST", self._url, content=content, headers=headers, timeout=client.timeout if timeout is None else timeout
         )
+        # A request after Stop is not tried again: that would ask for an answer nobody reads.
+        stopped = stop is not None and stop.is_set
         try:
             response = http.send(request, stream=True)
         except httpx2.TransportError as exc:
-            # A connection Stop cut is not tried again: that would ask for an answer nobody reads.
-            if retries > 0 and not (stop is not None and stop.is_set()):
+            if retries > 0 and not (stopped and stopped()):
                 return None, retries - 1
             # What the openai client's path raises for it, with no retry left.
             if isinstance(exc, httpx2.TimeoutException):
@@ -216,10 +217,11 @@ class ChatClient:
         # The openai client's own rules: which statuses are retried (429, 5xx, or as the server
         # says), after how long (Retry-After, else its backoff), and the error raised otherwise.
         response.read()
-        if retries > 0 and client._should_retry(response):
+        if retries > 0 and client._should_retry(response) and not (stopped and stopped()):
             options = FinalRequestOptions.construct(method="post", url="/chat/completions")
             time.sleep(client._calculate_retry_timeout(retries, options, response.headers))
-            return None, retries - 1
+            if not (stopped and stopped()):
+                return None, retries - 1
         raise client._make_status_error_from_response(response)
 
     def _direct_ok(self) -> bool:

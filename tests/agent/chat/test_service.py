@@ -7,6 +7,8 @@ import os
 import queue
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -56,6 +58,46 @@ def test_one_turn_at_a_time_stop_reaches_it_and_the_busy_state_is_on_the_row():
 def test_a_deleted_chat_cannot_begin_a_turn():
     with pytest.raises(ChatSession.DoesNotExist):
         chat_service.try_begin_turn("gone")
+
+
+def test_start_turn_claims_on_the_turns_thread_and_says_how_it_went(home, llm):
+    session = chat_service.create_session()
+    outcomes: queue.Queue = queue.Queue()
+    frames: queue.Queue = queue.Queue()
+    chat_service.start_turn(session.pk, "hello", frames.put, outcomes.put)
+    assert isinstance(outcomes.get(timeout=30), threading.Event)
+    while frames.get(timeout=30) is not None:
+        pass
+    # Busy elsewhere: told so, and nothing runs.
+    held = chat_service.try_begin_turn(session.pk)
+    assert held is not None
+    chat_service.start_turn(session.pk, "again", frames.put, outcomes.put)
+    assert outcomes.get(timeout=30) is None and frames.empty()
+    chat_service.forget(session.pk)
+    turns.release(session.pk)
+    # A deleted chat: the error is handed over.
+    chat_service.start_turn("0" * 32, "hi", frames.put, outcomes.put)
+    assert isinstance(outcomes.get(timeout=30), ChatSession.DoesNotExist)
+
+
+def test_a_claim_nobody_can_hear_gives_the_chat_back(home, llm):
+    """The server stops while a turn is being claimed: its event loop is gone, so the turn would
+    run unseen; the lease is given back and nothing is stored."""
+    session = chat_service.create_session()
+    heard: queue.Queue = queue.Queue()
+
+    def loop_closed(outcome: object) -> None:
+        heard.put(outcome)
+        raise RuntimeError("Event loop is closed")
+
+    frames: queue.Queue = queue.Queue()
+    chat_service.start_turn(session.pk, "hello", frames.put, loop_closed)
+    assert isinstance(heard.get(timeout=30), threading.Event)
+    deadline = time.monotonic() + 10
+    while chat_service.is_busy(session.pk) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not chat_service.is_busy(session.pk)
+    assert frames.empty() and not Message.objects.filter(session=session, role="user").exists()
 
 
 def _run_turn(session_id: str, text: str) -> list[dict]:
