@@ -57,6 +57,18 @@ class _UnreadReply(openai.Stream[object]):
     """The `openai` client's stream, used only to get the HTTP response back unread."""
 
 
+def _direct_url(client: openai.OpenAI) -> str | None:
+    """The chat URL a request's first try may be sent to past the `openai` client's request path:
+    None unless the key is plain, with no per-request auth or request transform and no query
+    string the path would merge."""
+    per_request = ("_provider_runtime", "_api_key_provider", "_workload_identity_auth", "_custom_query")
+    if not isinstance(client._client, httpx2.Client) or client.base_url.query:
+        return None
+    if any(getattr(client, name, None) for name in per_request):
+        return None
+    return str(client.base_url) + "chat/completions"
+
+
 class ChatClient:
     def __init__(
         self,
@@ -82,8 +94,6 @@ class ChatClient:
         self.temperature: float | None = None
         self._store: CapabilityStore = capabilities or MemoryCapabilityStore()
         self.caps = Capabilities.from_dict(self._store.load(base_url, model))
-        self._direct: bool | None = None  # whether _post_once may send (decided at the first request)
-        self._url = ""
         self._owns_client = openai_client is None
         self._client = openai_client or openai.OpenAI(
             base_url=base_url or None,
@@ -92,6 +102,7 @@ class ChatClient:
             timeout=timeout,
             max_retries=max_retries,
         )
+        self._direct_url = _direct_url(self._client)  # where _post_once sends; None: it does not
 
     @property
     def openai_client(self) -> openai.OpenAI:
@@ -190,7 +201,8 @@ class ChatClient:
         runtimes)."""
         client = self._client
         retries = client.max_retries
-        if not self._direct_ok():
+        url = self._direct_url
+        if url is None:
             return None, retries
         headers = {k: v for k, v in {**client.default_headers, **client.auth_headers}.items() if isinstance(v, str)}
         if marker:
@@ -199,7 +211,7 @@ class ChatClient:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         http: httpx2.Client = client._client
         request = http.build_request(
-            "POST", self._url, content=content, headers=headers, timeout=client.timeout if timeout is None else timeout
+            "POST", url, content=content, headers=headers, timeout=client.timeout if timeout is None else timeout
         )
         # A request after Stop is not tried again: that would ask for an answer nobody reads.
         stopped = stop is not None and stop.is_set
@@ -223,20 +235,6 @@ class ChatClient:
             if not (stopped and stopped()):
                 return None, retries - 1
         raise client._make_status_error_from_response(response)
-
-    def _direct_ok(self) -> bool:
-        """Whether the first try may skip the `openai` client's request path: a plain key, no
-        per-request auth or request transform, no query string the path would merge."""
-        if self._direct is None:
-            client = self._client
-            per_request = ("_provider_runtime", "_api_key_provider", "_workload_identity_auth", "_custom_query")
-            self._direct = (
-                isinstance(client._client, httpx2.Client)
-                and not any(getattr(client, name, None) for name in per_request)
-                and not client.base_url.query
-            )
-            self._url = str(client.base_url) + "chat/completions"
-        return self._direct
 
     def remember(self, feature: str) -> Notice | None:
         log.info("model server %s (%s) refused %s; remembered", self.base_url, self.model, feature)
